@@ -5,17 +5,21 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 STAGE_TIMES=()
 
-# stage NAME COMMAND...: runs COMMAND, prints and records its wall time.
+# stage NAME COMMAND...: runs COMMAND, prints and records its wall time
+# and status, and returns COMMAND's exit status.
 stage() {
     local name=$1
     shift
     echo "::group::== ${name}: $*"
-    local start=$SECONDS
-    "$@"
+    local start=$SECONDS rc=0
+    "$@" || rc=$?
     local took=$((SECONDS - start))
     echo "::endgroup::"
-    echo "== ${name}: ${took}s"
-    STAGE_TIMES+=("$(printf '%-28s %5ss' "$name" "$took")")
+    local status=ok
+    ((rc == 0)) || status="FAILED (exit $rc)"
+    echo "== ${name}: ${took}s ${status}"
+    STAGE_TIMES+=("$(printf '%-36s %5ss  %s' "$name" "$took" "$status")")
+    return "$rc"
 }
 
 print_stage_times() {

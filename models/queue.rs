@@ -13,9 +13,9 @@
 
 mod harness;
 
-use harness::{check, Ledger, Reach, Tracked};
+use harness::{check, Flag, Ledger, Reach, Tracked};
 use modelsync::queue::{Inject, Local, Steal};
-use modelsync::sync::thread;
+use modelsync::sync::{thread, Arc, UnsafeCell};
 
 const CAP: usize = 4;
 
@@ -212,6 +212,84 @@ fn chained_steal() {
     });
 }
 
+/// Items a steal moved into a ring are published to that ring's own
+/// stealers: a thief steals from ring 1 the item its owner has just stolen
+/// into it from ring 2 (ring 1 starts empty, so anything the thief gets
+/// was copied in by the owner's `steal_into`).
+///
+/// Checks.
+#[test]
+fn steal_of_items_just_stolen_in() {
+    let restolen = Reach::new("thief_took_item_copied_in");
+    let r = restolen.clone();
+    check(
+        "queue::steal_of_items_just_stolen_in",
+        &[&restolen],
+        move || {
+            let ledger = Ledger::new(4);
+            let inject = Inject::new();
+            let mut ring1 = Local::with_capacity(CAP);
+            let mut ring2 = Local::with_capacity(CAP);
+            for id in 0..4 {
+                ring2.push_back(ledger.item(id), &inject);
+            }
+            let ring1_stealer = ring1.stealer();
+            let thief = {
+                let ledger = ledger.clone();
+                thread::spawn(move || steal_once(&ledger, &ring1_stealer))
+            };
+            if let Some(item) = ring2.stealer().steal_into(&mut ring1) {
+                ledger.deliver(item);
+            }
+            r.hit_if(!thief.join().unwrap().is_empty());
+            drain(&ledger, &mut ring1, &inject);
+            drain(&ledger, &mut ring2, &inject);
+            ledger.assert_all_delivered_once();
+        },
+    );
+}
+
+/// `Steal::len` read by a third thread while a steal's claim is in
+/// progress: the claim's head carries the tail its stealer saw, which may
+/// be newer than the owner's last head write, so `len` must not combine
+/// the claimed `real` with an older `tail`.
+///
+/// Checks.
+#[test]
+fn stealer_len_during_claim() {
+    let saw_claim = Reach::new("claim_in_progress_after_owner_pushed");
+    let r = saw_claim.clone();
+    check(
+        "queue::stealer_len_during_claim",
+        &[&saw_claim],
+        move || {
+            let ledger = Ledger::new(3);
+            let inject = Inject::new();
+            let mut local = Local::with_capacity(CAP);
+            local.push_back(ledger.item(0), &inject);
+            ledger.deliver(local.pop().expect("just pushed"));
+            let (thief_stealer, observer_stealer) = (local.stealer(), local.stealer());
+            let thief = {
+                let ledger = ledger.clone();
+                thread::spawn(move || steal_once(&ledger, &thief_stealer))
+            };
+            let observer = thread::spawn(move || {
+                let len = observer_stealer.len();
+                assert!(len <= CAP, "Steal::len returned {len} for a ring of {CAP}");
+            });
+            // Pushed after the owner's last head write (the pop above).
+            for id in 1..3 {
+                local.push_back(ledger.item(id), &inject);
+            }
+            r.hit_if(local.claimed_by_stealer() > 0);
+            thief.join().unwrap();
+            observer.join().unwrap();
+            drain(&ledger, &mut local, &inject);
+            ledger.assert_all_delivered_once();
+        },
+    );
+}
+
 /// A gap in tokio's suite, whose overflow target is a single-threaded
 /// `RefCell`: another thread pushes to and pops from the inject queue while
 /// the owner overflows into it.
@@ -399,6 +477,142 @@ fn steal_into_queue_being_stolen() {
             drain(&ledger, &mut ring_a, &inject);
             drain(&ledger, &mut ring_b, &inject);
             ledger.assert_all_delivered_once();
+        },
+    );
+}
+
+/// ANCHORS.md bug 9, the ABA class: a stealer stalls between loading the
+/// head and its CAS while the owner pops and pushes eight items, so the
+/// indices move a full 3-bit cycle and the ring is empty again. The CAS must
+/// fail on the stale head (with `u32` indices it cannot match); a
+/// successful one would claim slots the owner already emptied and reused.
+///
+/// Checks.
+#[test]
+fn stealer_stalls_while_owner_cycles() {
+    let spanned = Reach::new("steal_spanned_owner_cycle");
+    let r = spanned.clone();
+    check(
+        "queue::stealer_stalls_while_owner_cycles",
+        &[&spanned],
+        move || {
+            let ledger = Ledger::new(8);
+            let inject = Inject::new();
+            let mut local = Local::with_capacity(CAP);
+            for id in 0..2 {
+                local.push_back(ledger.item(id), &inject);
+            }
+            let (owner_started, owner_done) = (Flag::default(), Flag::default());
+            let stealer = local.stealer();
+            let thief = {
+                let (ledger, owner_started, owner_done) =
+                    (ledger.clone(), owner_started.clone(), owner_done.clone());
+                thread::spawn(move || {
+                    let began_first = !owner_started.get();
+                    steal_once(&ledger, &stealer);
+                    began_first && owner_done.get()
+                })
+            };
+            // Let the thief start first (see `steal_into_while_stolen_from`).
+            thread::yield_now();
+            owner_started.set();
+            for id in 2..8 {
+                if let Some(item) = local.pop() {
+                    ledger.deliver(item);
+                }
+                local.push_back(ledger.item(id), &inject);
+            }
+            while let Some(item) = local.pop() {
+                ledger.deliver(item);
+            }
+            owner_done.set();
+            r.hit_if(thief.join().unwrap());
+            drain(&ledger, &mut local, &inject);
+            ledger.assert_all_delivered_once();
+        },
+    );
+}
+
+/// ANCHORS.md bug 11: `Steal::is_empty` is the signal an idle worker acts
+/// on, so a thread that sees items must also see what the owner wrote
+/// before pushing them. Here the owner writes a plain (non-atomic) cell,
+/// then pushes; an observer that sees the queue non-empty reads the cell.
+/// loom fails the model if that read is not ordered after the write.
+///
+/// Checks: Q-12.
+#[test]
+fn non_empty_publishes_owner_writes() {
+    let saw_items = Reach::new("observer_saw_items");
+    let r = saw_items.clone();
+    check(
+        "queue::non_empty_publishes_owner_writes",
+        &[&saw_items],
+        move || {
+            let inject = Inject::new();
+            let mut local = Local::with_capacity(CAP);
+            let written = Arc::new(Written(UnsafeCell::new(0usize)));
+            let stealer = local.stealer();
+            let observer = {
+                let written = written.clone();
+                thread::spawn(move || {
+                    if stealer.is_empty() {
+                        return false;
+                    }
+                    // SAFETY: the owner wrote the cell before the push that made
+                    // the queue non-empty, and never touches it again.
+                    let seen = written.0.with(|value| unsafe { *value });
+                    assert_eq!(seen, 7, "saw the item but not the write before it");
+                    true
+                })
+            };
+            // SAFETY: the observer reads the cell only after seeing the push
+            // below, which is ordered after this write.
+            written.0.with_mut(|value| unsafe { *value = 7 });
+            local.push_back(1u32, &inject);
+            r.hit_if(observer.join().unwrap());
+        },
+    );
+}
+
+/// A plain value written by one thread and read by another, ordered only by
+/// the queue (see `non_empty_publishes_owner_writes`).
+struct Written(UnsafeCell<usize>);
+
+// SAFETY: the model writes the cell once before publishing it through the
+// queue and reads it only after seeing that publication; loom checks that
+// the two accesses are ordered.
+unsafe impl Sync for Written {}
+
+/// `Steal::len` read by another thread while the owner pushes and pops
+/// never exceeds the capacity: a `tail` older than the `real` it read would
+/// make `tail - real` wrap to a huge count.
+///
+/// Checks.
+#[test]
+fn stealer_len_stays_within_capacity() {
+    let saw_items = Reach::new("len_saw_items");
+    let r = saw_items.clone();
+    check(
+        "queue::stealer_len_stays_within_capacity",
+        &[&saw_items],
+        move || {
+            let inject = Inject::new();
+            let mut local = Local::with_capacity(CAP);
+            let stealer = local.stealer();
+            let observer = thread::spawn(move || {
+                let mut max = 0;
+                for _ in 0..2 {
+                    let len = stealer.len();
+                    assert!(len <= CAP, "Steal::len returned {len} for a ring of {CAP}");
+                    max = max.max(len);
+                }
+                max
+            });
+            for id in 0..2u32 {
+                local.push_back(id, &inject);
+                assert_eq!(local.pop(), Some(id));
+            }
+            r.hit_if(observer.join().unwrap() > 0);
         },
     );
 }

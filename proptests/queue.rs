@@ -204,10 +204,12 @@ proptest! {
                 prop_assert_eq!(rings[i].len(), model.rings[i].len());
                 prop_assert_eq!(rings[i].stealer().len(), model.rings[i].len());
                 prop_assert_eq!(rings[i].is_empty(), model.rings[i].is_empty());
+                prop_assert_eq!(rings[i].stealer().is_empty(), model.rings[i].is_empty());
                 prop_assert_eq!(rings[i].capacity(), capacity[i]);
                 prop_assert_eq!(rings[i].claimed_by_stealer(), 0);
             }
             prop_assert_eq!(inject.len(), model.inject.len());
+            prop_assert_eq!(inject.is_empty(), model.inject.is_empty());
         }
 
         // Contents in order, then drop everything still queued.

@@ -4,7 +4,7 @@
 //! | build            | what `check` does                                                   |
 //! |------------------|---------------------------------------------------------------------|
 //! | `--cfg loom`     | `loom::model::Builder`, preemption bound `LOOM_MAX_PREEMPTIONS` (default 2) |
-//! | `--cfg shuttle`  | random then PCT schedules, `MODELSYNC_SHUTTLE_ITERS` each (default 1000), seed `SHUTTLE_RANDOM_SEED` (default 0x5eed), PCT depth `MODELSYNC_SHUTTLE_PCT_DEPTH` (default 3), optional time budget `MODELSYNC_SHUTTLE_SECS` |
+//! | `--cfg shuttle`  | random then PCT schedules, `MODELSYNC_SHUTTLE_ITERS` each (default 1000), seed `SHUTTLE_RANDOM_SEED` (default 24301), PCT depth `MODELSYNC_SHUTTLE_PCT_DEPTH` (default 3), optional time budget `MODELSYNC_SHUTTLE_SECS` |
 //! | neither          | `MODELSYNC_STRESS_ITERS` (default 200) repetitions on real threads |
 //!
 //! Every run prints one line to stderr (not captured by the test harness):
@@ -26,10 +26,11 @@
 
 mod ledger;
 
+#[allow(unused_imports)] // not every model target tracks items
 pub use ledger::{Ledger, Tracked};
 
 use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -66,6 +67,22 @@ impl Reach {
     }
 }
 
+/// A per-execution boolean that is not a scheduling point: models use it to
+/// record what one thread saw of another's progress, for reachability
+/// only, never to synchronise.
+#[derive(Clone, Debug, Default)]
+pub struct Flag(Arc<AtomicBool>);
+
+impl Flag {
+    pub fn set(&self) {
+        self.0.store(true, Relaxed);
+    }
+
+    pub fn get(&self) -> bool {
+        self.0.load(Relaxed)
+    }
+}
+
 fn env_usize(name: &str, default: usize) -> usize {
     match std::env::var(name) {
         Ok(v) => v
@@ -75,15 +92,13 @@ fn env_usize(name: &str, default: usize) -> usize {
     }
 }
 
+/// shuttle also reads `SHUTTLE_RANDOM_SEED` itself and accepts only
+/// decimal, so this does too.
 fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
-        Ok(v) => {
-            let parsed = match v.strip_prefix("0x") {
-                Some(hex) => u64::from_str_radix(hex, 16),
-                None => v.parse(),
-            };
-            parsed.unwrap_or_else(|_| panic!("{name}={v:?} is not an integer"))
-        }
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a decimal u64")),
         Err(_) => default,
     }
 }
@@ -162,7 +177,7 @@ fn run(scenario: impl Fn() + Send + Sync + 'static) -> (&'static str, String) {
     use std::time::Duration;
 
     let iters = env_usize("MODELSYNC_SHUTTLE_ITERS", 1000);
-    let seed = env_u64("SHUTTLE_RANDOM_SEED", 0x5eed);
+    let seed = env_u64("SHUTTLE_RANDOM_SEED", 24301);
     let depth = env_usize("MODELSYNC_SHUTTLE_PCT_DEPTH", 3);
     let budget = std::env::var("MODELSYNC_SHUTTLE_SECS")
         .ok()
@@ -184,7 +199,7 @@ fn run(scenario: impl Fn() + Send + Sync + 'static) -> (&'static str, String) {
     };
     (
         "shuttle",
-        format!("seed={seed:#x} random_iters={random} pct_iters={pct} pct_depth={depth}"),
+        format!("seed={seed} random_iters={random} pct_iters={pct} pct_depth={depth}"),
     )
 }
 
@@ -195,4 +210,30 @@ fn run(scenario: impl Fn() + Send + Sync + 'static) -> (&'static str, String) {
         scenario();
     }
     ("std", format!("stress_iters={iters}"))
+}
+
+/// How many times a [`counting_waker`] was woken.
+#[derive(Clone, Debug)]
+pub struct WakeCount(Arc<AtomicUsize>);
+
+impl WakeCount {
+    pub fn get(&self) -> usize {
+        self.0.load(Relaxed)
+    }
+}
+
+/// A waker that counts its wakes, for polling futures by hand. The count
+/// is a std atomic: it observes the model, it is not part of it.
+pub fn counting_waker() -> (std::task::Waker, WakeCount) {
+    struct Counting(Arc<AtomicUsize>);
+    impl std::task::Wake for Counting {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Relaxed);
+        }
+    }
+    let wakes = Arc::new(AtomicUsize::new(0));
+    (
+        std::task::Waker::from(Arc::new(Counting(wakes.clone()))),
+        WakeCount(wakes),
+    )
 }

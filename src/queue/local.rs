@@ -397,15 +397,17 @@ impl<T> Steal<T> {
             if count == 0 {
                 return None;
             }
-            // AcqRel on success: Acquire so that a head written by another
-            // thread's CAS carries its view of `tail` (as for the load above);
-            // Release so that whoever reads our head and then `tail` sees a
-            // tail at least `real + count`.
+            // Release on success: whoever reads our head and then `tail`
+            // (`Steal::len`) must see a tail at least `real + count`, which
+            // may be newer than the owner's last head write. No
+            // Acquire: a successful CAS read the very write the Acquire
+            // load (or failure) above read, as `real` only ever grows, so
+            // it is already synchronised with (mutation report, class b).
             // Acquire on failure: the retry uses the value as a fresh load.
             match ring.head.compare_exchange(
                 head,
                 pack(steal, real.wrapping_add(count)),
-                AcqRel,
+                Release,
                 Acquire,
             ) {
                 Ok(_) => {

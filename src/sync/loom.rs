@@ -15,6 +15,8 @@ pub mod thread {
 
 pub use loom::cell::UnsafeCell;
 pub use loom::sync::Arc;
+// Thread-locals are reset with every loom execution.
+pub use loom::thread_local;
 
 /// Under loom a spin loop must yield, or the model never schedules the
 /// thread it is waiting for.
@@ -52,6 +54,20 @@ impl Condvar {
         self.0
             .wait(guard)
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// loom does not model time: this waits for a notification and never
+    /// reports a timeout, so models must not rely on timeouts.
+    pub fn wait_timeout<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        timeout: std::time::Duration,
+    ) -> (MutexGuard<'a, T>, bool) {
+        let (guard, result) = self
+            .0
+            .wait_timeout(guard, timeout)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (guard, result.timed_out())
     }
 
     pub fn notify_one(&self) {

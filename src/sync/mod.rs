@@ -35,7 +35,9 @@ mod backend;
 #[path = "std.rs"]
 mod backend;
 
-pub use backend::{atomic, spin_loop, thread, Arc, Condvar, Mutex, MutexGuard, UnsafeCell};
+pub use backend::{
+    atomic, spin_loop, thread, thread_local, Arc, Condvar, Mutex, MutexGuard, UnsafeCell,
+};
 
 /// The name of the active backend, as the model harness prints it.
 pub const BACKEND: &str = backend::NAME;

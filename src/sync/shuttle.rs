@@ -15,6 +15,8 @@ pub mod thread {
 
 // shuttle re-exports std's Arc: reference counts need no scheduling points.
 pub use shuttle::sync::Arc;
+// Thread-locals are reset with every shuttle execution.
+pub use shuttle::thread_local;
 
 #[inline]
 pub fn spin_loop() {
@@ -79,6 +81,20 @@ impl Condvar {
         self.0
             .wait(guard)
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// shuttle does not model time: this waits for a notification and never
+    /// reports a timeout, so scenarios must not rely on timeouts.
+    pub fn wait_timeout<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        timeout: std::time::Duration,
+    ) -> (MutexGuard<'a, T>, bool) {
+        let (guard, result) = self
+            .0
+            .wait_timeout(guard, timeout)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (guard, result.timed_out())
     }
 
     pub fn notify_one(&self) {

@@ -13,6 +13,7 @@ pub mod thread {
 }
 
 pub use std::sync::Arc;
+pub use std::thread_local;
 
 /// Spin-wait hint. On std this is the CPU's pause instruction.
 #[inline]
@@ -90,6 +91,21 @@ impl Condvar {
         self.0
             .wait(guard)
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits for a notification or until `timeout` passes; returns the guard
+    /// and whether the wait timed out.
+    #[inline]
+    pub fn wait_timeout<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        timeout: std::time::Duration,
+    ) -> (MutexGuard<'a, T>, bool) {
+        let (guard, result) = self
+            .0
+            .wait_timeout(guard, timeout)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (guard, result.timed_out())
     }
 
     #[inline]

@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""Ordering mutants and seeded historical bugs, run against the loom models.
+
+Every atomic operation's ordering argument and every fence in src/ (the
+shim in src/sync excluded) is an *ordering site*. For each site the tool
+generates, one at a time, each one-step-weaker ordering valid for that
+operation (SeqCst -> AcqRel/Acquire/Release, AcqRel -> Acquire and Release,
+Acquire -> Relaxed, Release -> Relaxed, a fence removed), builds the crate
+under --cfg loom in a scratch copy, runs the models of the primitive the
+file belongs to, and records: killed (by which model), survived, timed out.
+Seeded bugs (mutants/seeded/*.patch) run the same way and must be killed.
+
+Usage:
+  ci/mutants.py list                 print every site and mutant
+  ci/mutants.py run [--jobs N] [--budget SECS] [--only SUBSTR]
+                                     run mutants and seeded bugs, write
+                                     mutants/results.json and mutants/REPORT.md
+  ci/mutants.py report               rewrite mutants/REPORT.md from results
+  ci/mutants.py check                fail if a site in src/ has no result in
+                                     mutants/results.json, a result names a
+                                     site that no longer exists, a survivor
+                                     is untriaged, or a seeded patch no
+                                     longer applies (fast: run by .ci/run)
+
+Triage of survivors lives in mutants/triage.json: {mutant id: {"class":
+"a"|"b"|"c", "why": "..."}} (a: a model now kills it; b: the weaker
+ordering was adopted; c: equivalent under loom's known limits, with why
+the stronger ordering is still required).
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MUTANTS = ROOT / "mutants"
+RESULTS = MUTANTS / "results.json"
+TRIAGE = MUTANTS / "triage.json"
+REPORT = MUTANTS / "REPORT.md"
+SEEDED = MUTANTS / "seeded"
+BOUND = os.environ.get("LOOM_MAX_PREEMPTIONS", "2")
+
+ORDERINGS = ("Relaxed", "Acquire", "Release", "AcqRel", "SeqCst")
+RMW = {"swap", "compare_exchange", "compare_exchange_weak", "fetch_add", "fetch_sub",
+       "fetch_and", "fetch_or", "fetch_xor", "fetch_nand", "fetch_max", "fetch_min"}
+# One step weaker, per kind of access.
+WEAKER = {
+    "load": {"SeqCst": ["Acquire"], "Acquire": ["Relaxed"]},
+    "store": {"SeqCst": ["Release"], "Release": ["Relaxed"]},
+    "rmw": {"SeqCst": ["AcqRel"], "AcqRel": ["Acquire", "Release"],
+            "Acquire": ["Relaxed"], "Release": ["Relaxed"]},
+    "fence": {"SeqCst": ["AcqRel"], "AcqRel": ["Acquire", "Release"],
+              "Acquire": ["removed"], "Release": ["removed"]},
+}
+
+
+def strip_comments(text):
+    """Blanks out // comments (keeping offsets), leaving string literals."""
+    out = []
+    for line in text.split("\n"):
+        in_str = False
+        cut = len(line)
+        i = 0
+        while i < len(line):
+            c = line[i]
+            if c == '"' and (i == 0 or line[i - 1] != "\\"):
+                in_str = not in_str
+            elif not in_str and line.startswith("//", i):
+                cut = i
+                break
+            i += 1
+        out.append(line[:cut] + " " * (len(line) - cut))
+    return "\n".join(out)
+
+
+def primitive_of(rel):
+    """src/queue/local.rs -> queue; src/oneshot.rs -> oneshot."""
+    parts = Path(rel).parts
+    return Path(parts[1]).stem
+
+
+def find_sites():
+    """Every ordering argument in src/ outside the shim, with a stable id."""
+    sites = []
+    for path in sorted((ROOT / "src").rglob("*.rs")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("src/sync/"):
+            continue
+        text = path.read_text()
+        code = strip_comments(text)
+        counters = {}
+        for m in re.finditer(r"\b(" + "|".join(ORDERINGS) + r")\b", code):
+            pos = m.start()
+            line_start = code.rfind("\n", 0, pos) + 1
+            if code[line_start:pos].lstrip().startswith("use "):
+                continue
+            # The innermost unclosed '(' before the token, and the argument index.
+            depth, i, arg = 0, pos - 1, 0
+            while i >= 0:
+                c = code[i]
+                if c in ")]}":
+                    depth += 1
+                elif c in "([{":
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif c == "," and depth == 0:
+                    arg += 1
+                i -= 1
+            if i < 0 or code[i] != "(":
+                sys.exit(f"{rel}: ordering at offset {pos} is not a call argument")
+            head = code[:i].rstrip()
+            method = re.search(r"([A-Za-z_][A-Za-z0-9_]*)$", head).group(1)
+            receiver_m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*\.\s*" + method + r"$", head)
+            receiver = receiver_m.group(1) if receiver_m else ""
+            if method in ("fence", "compiler_fence"):
+                kind = "fence"
+            elif method == "load":
+                kind = "load"
+            elif method == "store":
+                kind = "store"
+            elif method in ("compare_exchange", "compare_exchange_weak"):
+                kind = "rmw" if arg == 2 else "load"
+            elif method == "fetch_update":
+                kind = "rmw" if arg == 0 else "load"
+            elif method in RMW:
+                kind = "rmw"
+            else:
+                line = code.count("\n", 0, pos) + 1
+                sys.exit(f"{rel}:{line}: `{m.group(1)}` passed to `{method}`, which this tool "
+                         "does not know; teach ci/mutants.py the operation")
+            fns = list(re.finditer(r"\bfn\s+([A-Za-z_][A-Za-z0-9_]*)", code[:pos]))
+            func = fns[-1].group(1) if fns else "<top>"
+            role = {"compare_exchange": ["", "", "success", "failure"],
+                    "compare_exchange_weak": ["", "", "success", "failure"],
+                    "fetch_update": ["set", "fetch"]}.get(method)
+            call = f"{receiver}.{method}" if receiver else method
+            key = (rel, func, call, arg)
+            counters[key] = counters.get(key, 0) + 1
+            suffix = f"[{role[arg]}]" if role and role[arg] else ""
+            site_id = f"{rel}:{func}:{call}{suffix}#{counters[key]}"
+            sites.append({
+                "id": site_id, "file": rel, "line": code.count("\n", 0, pos) + 1,
+                "offset": pos, "ordering": m.group(1), "kind": kind, "method": method,
+                "call_start": i - len(method), "call_open": i, "primitive": primitive_of(rel),
+            })
+    return sites
+
+
+def mutants_of(sites):
+    out = []
+    for s in sites:
+        for to in WEAKER[s["kind"]].get(s["ordering"], []):
+            out.append({"id": f"{s['id']}:{s['ordering']}->{to}", "site": s["id"],
+                        "file": s["file"], "line": s["line"], "from": s["ordering"], "to": to,
+                        "primitive": s["primitive"], "seeded": False, "_site": s})
+        if s["kind"] == "fence" and s["ordering"] in ("SeqCst", "AcqRel"):
+            out.append({"id": f"{s['id']}:removed", "site": s["id"], "file": s["file"],
+                        "line": s["line"], "from": s["ordering"], "to": "removed",
+                        "primitive": s["primitive"], "seeded": False, "_site": s})
+    return out
+
+
+def seeded_bugs():
+    out = []
+    for patch in sorted(SEEDED.glob("*.patch")):
+        text = patch.read_text()
+        m = re.search(r"^Primitive:\s*(\S+)", text, re.M)
+        title = re.search(r"^Subject:\s*(.+)$", text, re.M)
+        out.append({"id": f"seeded:{patch.stem}", "patch": patch.relative_to(ROOT).as_posix(),
+                    "primitive": m.group(1) if m else "queue", "seeded": True,
+                    "title": title.group(1) if title else patch.stem,
+                    "file": "", "line": "", "from": "", "to": ""})
+    return out
+
+
+def apply_mutant(workdir, mutant):
+    if mutant["seeded"]:
+        subprocess.run(["git", "apply", "--whitespace=nowarn", str(ROOT / mutant["patch"])],
+                       cwd=workdir, check=True)
+        return
+    s = mutant["_site"]
+    path = workdir / s["file"]
+    text = path.read_text()
+    if mutant["to"] == "removed":
+        # Replace the whole fence call with `()`.
+        depth, j = 0, s["call_open"]
+        while True:
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            if depth == 0:
+                break
+            j += 1
+        text = text[:s["call_start"]] + "()" + text[j + 1:]
+    else:
+        assert text[s["offset"]:s["offset"] + len(s["ordering"])] == s["ordering"]
+        text = text[:s["offset"]] + mutant["to"] + text[s["offset"] + len(s["ordering"]):]
+    path.write_text(text)
+
+
+def copy_tree(dst):
+    if dst.exists():
+        shutil.rmtree(dst)
+    shutil.copytree(ROOT, dst, ignore=shutil.ignore_patterns("target", ".git", "mutants"))
+    shutil.copytree(MUTANTS, dst / "mutants", dirs_exist_ok=True)
+
+
+def run_one(mutant, slot, budget, scratch):
+    workdir = scratch / f"work{slot}"
+    copy_tree(workdir)
+    env = dict(os.environ, RUSTFLAGS="--cfg loom", LOOM_MAX_PREEMPTIONS=BOUND,
+               CARGO_TARGET_DIR=str(scratch / f"target{slot}"))
+    start = time.time()
+    try:
+        apply_mutant(workdir, mutant)
+    except subprocess.CalledProcessError:
+        return {"result": "patch-does-not-apply", "by": [], "secs": 0}
+    build = subprocess.run(["cargo", "test", "--release", "--no-run", "--quiet",
+                            "--test", f"models_{mutant['primitive']}"],
+                           cwd=workdir, env=env, capture_output=True, text=True)
+    if build.returncode != 0:
+        return {"result": "build-error", "by": [], "secs": round(time.time() - start, 1),
+                "detail": build.stderr[-2000:]}
+    try:
+        run = subprocess.run(["cargo", "test", "--release",
+                              "--test", f"models_{mutant['primitive']}", "--", "--test-threads=1"],
+                             cwd=workdir, env=env, capture_output=True, text=True,
+                             timeout=budget)
+    except subprocess.TimeoutExpired:
+        return {"result": "timeout", "by": [], "secs": budget}
+    secs = round(time.time() - start, 1)
+    out = run.stdout + run.stderr
+    failed = sorted(set(re.findall(r"^test (\S+) \.\.\. FAILED", out, re.M)) |
+                    set(re.findall(r"^---- (\S+) stdout ----", out, re.M)))
+    if run.returncode == 0:
+        return {"result": "survived", "by": [], "secs": secs}
+    if not failed:
+        # The process died (abort, double free, ...) before libtest reported.
+        last = re.findall(r"^test (\S+) \.\.\. ", out, re.M)
+        failed = [f"{last[-1]} (process died)"] if last else ["(process died)"]
+    why = re.findall(r"panicked at [^\n]*\n([^\n]+)", out)
+    return {"result": "killed", "by": failed, "secs": secs, "why": why[0][:200] if why else ""}
+
+
+def load_json(path, default):
+    return json.loads(path.read_text()) if path.exists() else default
+
+
+def cmd_list(_args):
+    sites = find_sites()
+    for m in mutants_of(sites):
+        print(f"{m['id']}  ({m['file']}:{m['line']})")
+    for b in seeded_bugs():
+        print(f"{b['id']}  ({b['patch']})")
+    print(f"{len(sites)} sites, {len(mutants_of(sites))} ordering mutants, "
+          f"{len(seeded_bugs())} seeded bugs", file=sys.stderr)
+
+
+def cmd_run(args):
+    sites = find_sites()
+    todo = mutants_of(sites) + seeded_bugs()
+    if args.only:
+        todo = [m for m in todo if args.only in m["id"]]
+    results = load_json(RESULTS, {"mutants": {}})
+    scratch = Path(tempfile.gettempdir()) / "modelsync-mutants"
+    scratch.mkdir(exist_ok=True)
+    print(f"running {len(todo)} mutants, {args.jobs} at a time, budget {args.budget}s each, "
+          f"loom bound {BOUND}", flush=True)
+    started = time.time()
+    slots = list(range(args.jobs))
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futures = {}
+        queue = list(todo)
+        while queue or futures:
+            while queue and slots:
+                m, slot = queue.pop(0), slots.pop(0)
+                futures[pool.submit(run_one, m, slot, args.budget, scratch)] = (m, slot)
+            done, _ = concurrent.futures.wait(futures, return_when="FIRST_COMPLETED")
+            for f in done:
+                m, slot = futures.pop(f)
+                slots.append(slot)
+                r = f.result()
+                r.update({k: m[k] for k in ("file", "line", "from", "to", "primitive", "seeded")})
+                if m["seeded"]:
+                    r["title"], r["patch"] = m["title"], m["patch"]
+                else:
+                    r["site"] = m["site"]
+                r["bound"] = BOUND
+                results["mutants"][m["id"]] = r
+                print(f"{r['result']:>9} {r['secs']:>6}s  {m['id']}  {' '.join(r['by'])}", flush=True)
+    results["last_run"] = {"bound": BOUND, "seconds": round(time.time() - started),
+                           "jobs": args.jobs, "budget": args.budget}
+    # Forget mutants whose sites no longer exist.
+    live = {m["id"] for m in mutants_of(sites) + seeded_bugs()}
+    results["mutants"] = {k: v for k, v in sorted(results["mutants"].items()) if k in live}
+    RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    write_report(results)
+    problems = check(verbose=False)
+    if problems:
+        print("\n".join(problems))
+        sys.exit(1)
+
+
+def write_report(results):
+    triage = load_json(TRIAGE, {})
+    rows, per_prim = [], {}
+    for mid, r in sorted(results["mutants"].items(), key=lambda kv: (kv[1]["seeded"], kv[0])):
+        t = triage.get(mid)
+        st = per_prim.setdefault(r["primitive"], {"total": 0, "killed": 0, "c": 0, "seeded": 0,
+                                                  "seeded_killed": 0})
+        if r["seeded"]:
+            st["seeded"] += 1
+            st["seeded_killed"] += r["result"] == "killed"
+        else:
+            st["total"] += 1
+            st["killed"] += r["result"] == "killed"
+            st["c"] += r["result"] != "killed" and t is not None and t["class"] == "c"
+        what = r.get("title", "") if r["seeded"] else f"`{r['from']}` -> `{r['to']}`"
+        where = r.get("patch", "") if r["seeded"] else f"{r['file']}:{r['line']}"
+        by = ", ".join(f"`{b}`" for b in r["by"])
+        note = f"({t['class']}) {t['why']}" if t else ""
+        rows.append(f"| `{mid}` | {where} | {what} | **{r['result']}** | {by} | {note} |")
+    lines = [
+        "# Mutation report",
+        "",
+        "Generated by `ci/mutants.py run` (do not edit by hand; triage goes in",
+        "`mutants/triage.json`). Each ordering mutant weakens one atomic ordering",
+        "in `src/` by one step; each seeded bug (`mutants/seeded/*.patch`) re-creates",
+        "a real bug from ANCHORS.md. Each is built under `--cfg loom` (release, with",
+        "overflow checks and debug assertions) and run against",
+        f"`models/<primitive>.rs` at preemption bound {results.get('last_run', {}).get('bound', BOUND)}.",
+        "",
+        f"Last full run: {results.get('last_run', {})}",
+        "",
+        "## Kill rate",
+        "",
+        "| primitive | ordering mutants | killed | equivalent (c) | kill rate excluding (c) | seeded bugs killed |",
+        "|---|---|---|---|---|---|",
+    ]
+    for prim, st in sorted(per_prim.items()):
+        denom = st["total"] - st["c"]
+        rate = f"{100 * st['killed'] / denom:.0f}%" if denom else "n/a"
+        lines.append(f"| {prim} | {st['total']} | {st['killed']} | {st['c']} | {rate} | "
+                     f"{st['seeded_killed']} / {st['seeded']} |")
+    lines += ["", "## Mutants", "",
+              "| mutant | where | change | result | killed by | triage |",
+              "|---|---|---|---|---|---|"] + rows + [""]
+    REPORT.write_text("\n".join(lines))
+
+
+def check(verbose=True):
+    problems = []
+    results = load_json(RESULTS, {"mutants": {}})["mutants"]
+    triage = load_json(TRIAGE, {})
+    expected = mutants_of(find_sites()) + seeded_bugs()
+    ids = {m["id"] for m in expected}
+    for m in expected:
+        r = results.get(m["id"])
+        if r is None:
+            problems.append(f"no result for {m['id']}: run `ci/mutants.py run --only '{m['id']}'`")
+        elif r["result"] != "killed":
+            if m["seeded"]:
+                problems.append(f"seeded bug {m['id']} is not killed ({r['result']})")
+            elif m["id"] not in triage:
+                problems.append(f"survivor {m['id']} ({r['result']}) is not triaged in {TRIAGE.name}")
+    for mid in results:
+        if mid not in ids:
+            problems.append(f"{RESULTS.name} lists {mid}, which no longer exists in src/")
+    for mid in triage:
+        if mid not in ids:
+            problems.append(f"{TRIAGE.name} triages {mid}, which no longer exists in src/")
+    for b in seeded_bugs():
+        ok = subprocess.run(["git", "apply", "--check", str(ROOT / b["patch"])], cwd=ROOT,
+                            capture_output=True, text=True)
+        if ok.returncode != 0:
+            problems.append(f"seeded bug {b['patch']} no longer applies: {ok.stderr.strip()}")
+    if verbose:
+        print(f"{len(expected)} mutants ({len(seeded_bugs())} seeded), "
+              f"{len(problems)} problems")
+    return problems
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list")
+    r = sub.add_parser("run")
+    r.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
+    r.add_argument("--budget", type=int, default=600, help="seconds per mutant's model run")
+    r.add_argument("--only", help="run only mutants whose id contains this")
+    sub.add_parser("report")
+    sub.add_parser("check")
+    args = p.parse_args()
+    if args.cmd == "list":
+        cmd_list(args)
+    elif args.cmd == "run":
+        cmd_run(args)
+    elif args.cmd == "report":
+        write_report(load_json(RESULTS, {"mutants": {}}))
+    else:
+        problems = check()
+        if problems:
+            print("\n".join(problems))
+            sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,266 @@
+//! Models of the parker (`src/park.rs`) and `block_on` (`src/block_on.rs`).
+//!
+//! Written once for loom, shuttle and std stress (see `harness/mod.rs`).
+//! loom and shuttle do not model time, so no model relies on a timeout.
+
+mod harness;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use harness::{check, Flag, Reach};
+use modelsync::park::Parker;
+use modelsync::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+use modelsync::sync::{thread, Arc, Mutex, UnsafeCell};
+
+/// A plain value handed from one thread to another, ordered only by the
+/// primitive under test; loom fails the model if the accesses race.
+struct Handoff(UnsafeCell<usize>);
+
+// SAFETY: each model writes the cell before the hand-off it checks and reads
+// it only after; loom checks the two are ordered.
+unsafe impl Sync for Handoff {}
+
+impl Handoff {
+    fn new() -> Arc<Self> {
+        Arc::new(Handoff(UnsafeCell::new(0)))
+    }
+    fn write(&self, value: usize) {
+        // SAFETY: see `impl Sync`.
+        self.0.with_mut(|v| unsafe { *v = value });
+    }
+    fn read(&self) -> usize {
+        // SAFETY: see `impl Sync`.
+        self.0.with(|v| unsafe { *v })
+    }
+}
+
+/// `unpark` races `park`: the parker always returns (loom reports a
+/// deadlock if a wake-up is lost) and sees what the unparker wrote before
+/// unparking. Both orders are reached: the permit stored before `park`
+/// began, and `unpark` arriving after the parker announced it was parking.
+/// (`parking` is a Relaxed atomic so that loom interleaves around it; it
+/// creates no happens-before, so it cannot hide a missing one.)
+///
+/// Checks: P-1, P-4.
+#[test]
+fn unpark_races_park() {
+    let before = Reach::new("unpark_before_park_began");
+    let during = Reach::new("unpark_while_in_park");
+    let (r_before, r_during) = (before.clone(), during.clone());
+    check("park::unpark_races_park", &[&before, &during], move || {
+        let parker = Parker::new();
+        let unparker = parker.unparker().clone();
+        let data = Handoff::new();
+        let parking = Arc::new(AtomicBool::new(false));
+        let waker = {
+            let (data, parking) = (data.clone(), parking.clone());
+            thread::spawn(move || {
+                data.write(42);
+                // Relaxed: an observation for reachability only.
+                let in_park = parking.load(Relaxed);
+                unparker.unpark();
+                in_park
+            })
+        };
+        // Relaxed: an observation for reachability only.
+        parking.store(true, Relaxed);
+        parker.park();
+        assert_eq!(
+            data.read(),
+            42,
+            "park returned before the unparker's write was visible"
+        );
+        let in_park = waker.join().unwrap();
+        r_during.hit_if(in_park);
+        r_before.hit_if(!in_park);
+    });
+}
+
+/// Many unparks store one permit: after two unparks that both happened
+/// before `park` began, one park consumes the permit and none is left.
+///
+/// Checks: P-2.
+#[test]
+fn unparks_store_one_permit() {
+    let both_first = Reach::new("both_unparks_before_park");
+    let r = both_first.clone();
+    check(
+        "park::unparks_store_one_permit",
+        &[&both_first],
+        move || {
+            let parker = Parker::new();
+            let unparker = parker.unparker().clone();
+            let done = Flag::default();
+            let t = {
+                let done = done.clone();
+                thread::spawn(move || {
+                    unparker.unpark();
+                    unparker.unpark();
+                    done.set();
+                })
+            };
+            // Let the unparker run first (loom 0.7 does not start a new thread
+            // before the spawner's next scheduling point).
+            thread::yield_now();
+            let both_before = done.get();
+            parker.park();
+            t.join().unwrap();
+            if r.hit_if(both_before) {
+                assert!(
+                    !parker.has_permit(),
+                    "two unparks stored more than one permit"
+                );
+            }
+        },
+    );
+}
+
+/// Two threads ping-pong through two parkers for two rounds: each park
+/// returns only after its peer's unpark (a spurious return would read the
+/// peer's message before it was written, which loom reports) and sees the
+/// message written before that unpark.
+///
+/// Checks: P-1, P-3, P-4.
+#[test]
+fn ping_pong_rounds() {
+    let overlapped = Reach::new("pong_parked_before_ping");
+    let r = overlapped.clone();
+    check("park::ping_pong_rounds", &[&overlapped], move || {
+        let (ping_parker, pong_parker) = (Parker::new(), Parker::new());
+        let (ping_unparker, pong_unparker) = (
+            ping_parker.unparker().clone(),
+            pong_parker.unparker().clone(),
+        );
+        let (request, reply) = (Handoff::new(), Handoff::new());
+        // Relaxed atomic: an observation for reachability only (see above).
+        let pong_waiting = Arc::new(AtomicBool::new(false));
+        let pong = {
+            let (request, reply, pong_waiting) =
+                (request.clone(), reply.clone(), pong_waiting.clone());
+            thread::spawn(move || {
+                for round in 1..=2 {
+                    if round == 1 {
+                        pong_waiting.store(true, Relaxed);
+                    }
+                    pong_parker.park();
+                    assert_eq!(request.read(), round, "pong woke before ping's request");
+                    reply.write(round * 10);
+                    ping_unparker.unpark();
+                }
+            })
+        };
+        let mut pong_first = false;
+        for round in 1..=2 {
+            request.write(round);
+            if round == 1 {
+                pong_first = pong_waiting.load(Relaxed);
+            }
+            pong_unparker.unpark();
+            ping_parker.park();
+            assert_eq!(reply.read(), round * 10, "ping woke before pong's reply");
+        }
+        pong.join().unwrap();
+        r.hit_if(pong_first);
+    });
+}
+
+/// A future that completes once another thread sets its flag and wakes
+/// the waker it registered.
+struct WokenFromAnotherThread {
+    ready: Arc<AtomicBool>,
+    waker: Arc<Mutex<Option<Waker>>>,
+    polls: usize,
+}
+
+impl Future for WokenFromAnotherThread {
+    type Output = usize;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        self.polls += 1;
+        *self.waker.lock() = Some(cx.waker().clone());
+        // Acquire: pairs with the waking thread's Release store.
+        if self.ready.load(Acquire) {
+            Poll::Ready(self.polls)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// `block_on` of a future woken from another thread: the wake is never
+/// lost whether it arrives before the first poll, between poll and park,
+/// or while the thread is parked.
+///
+/// Checks: B-2, P-1.
+#[test]
+fn block_on_woken_from_another_thread() {
+    let pended = Reach::new("future_pended_then_woken");
+    let r = pended.clone();
+    check(
+        "park::block_on_woken_from_another_thread",
+        &[&pended],
+        move || {
+            let ready = Arc::new(AtomicBool::new(false));
+            let waker: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
+            let t = {
+                let (ready, waker) = (ready.clone(), waker.clone());
+                thread::spawn(move || {
+                    // Release: publishes readiness to the future's Acquire load.
+                    ready.store(true, Release);
+                    if let Some(w) = waker.lock().take() {
+                        w.wake();
+                    }
+                })
+            };
+            let polls = modelsync::block_on(WokenFromAnotherThread {
+                ready,
+                waker,
+                polls: 0,
+            });
+            t.join().unwrap();
+            r.hit_if(polls > 1);
+        },
+    );
+}
+
+/// `block_on` reuses one parker per thread: the wakes of one call do not
+/// make a later call on the same thread miss its own wake-up.
+///
+/// Checks: B-1, B-2.
+#[test]
+fn block_on_twice_on_one_thread() {
+    let second_pended = Reach::new("second_call_pended");
+    let r = second_pended.clone();
+    check(
+        "park::block_on_twice_on_one_thread",
+        &[&second_pended],
+        move || {
+            let counter = Arc::new(AtomicUsize::new(0));
+            for _ in 0..2 {
+                let ready = Arc::new(AtomicBool::new(false));
+                let waker: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
+                let t = {
+                    let (ready, waker) = (ready.clone(), waker.clone());
+                    thread::spawn(move || {
+                        // Release: publishes readiness to the future's Acquire load.
+                        ready.store(true, Release);
+                        if let Some(w) = waker.lock().take() {
+                            w.wake();
+                        }
+                    })
+                };
+                let polls = modelsync::block_on(WokenFromAnotherThread {
+                    ready,
+                    waker,
+                    polls: 0,
+                });
+                // Relaxed: a per-thread tally, read on this thread only.
+                if counter.fetch_add(1, Relaxed) == 1 {
+                    r.hit_if(polls > 1);
+                }
+                t.join().unwrap();
+            }
+        },
+    );
+}

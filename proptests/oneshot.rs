@@ -1,0 +1,267 @@
+//! State-machine test of the oneshot channel's single-threaded behaviour
+//! against a sequential reference model: every operation's result, which
+//! waker is woken and how often, and that every value is dropped exactly
+//! once.
+#![cfg(not(any(loom, shuttle)))]
+
+// The harness's counting waker observes the channel from outside it.
+#[path = "../models/harness/mod.rs"]
+mod harness;
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use harness::counting_waker as counting;
+use modelsync::oneshot::{self, error::TryRecvError};
+use proptest::prelude::*;
+
+#[derive(Debug)]
+struct Item {
+    id: u32,
+    drops: Rc<RefCell<Vec<u32>>>,
+}
+
+impl Drop for Item {
+    fn drop(&mut self) {
+        self.drops.borrow_mut().push(self.id);
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Send,
+    DropSender,
+    PollRecv,
+    TryRecv,
+    Close,
+    DropReceiver,
+    PollClosed,
+    IsClosed,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        Just(Op::Send),
+        Just(Op::DropSender),
+        Just(Op::PollRecv),
+        Just(Op::TryRecv),
+        Just(Op::Close),
+        Just(Op::DropReceiver),
+        Just(Op::PollClosed),
+        Just(Op::IsClosed),
+    ]
+}
+
+/// The reference model: what each end has done, and which wakers wait.
+#[derive(Debug, Default)]
+struct Model {
+    sender_gone: bool,
+    sent: Option<u32>,
+    receiver_gone: bool,
+    receiver_closed: bool,
+    received: bool,
+    rx_waiting: bool,
+    tx_waiting: bool,
+    rx_wakes: usize,
+    tx_wakes: usize,
+}
+
+impl Model {
+    fn closed_for_sender(&self) -> bool {
+        self.receiver_closed || self.receiver_gone
+    }
+    fn complete(&mut self) {
+        if self.rx_waiting {
+            self.rx_wakes += 1;
+        }
+    }
+    fn close(&mut self) {
+        if self.tx_waiting && !self.sender_gone && !self.receiver_closed {
+            self.tx_wakes += 1;
+        }
+        self.receiver_closed = true;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 1024 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Random sequences of operations on both ends agree with the model.
+    ///
+    /// Checks: O-2, O-3, O-4, O-5.
+    #[test]
+    fn oneshot_matches_reference_model(ops in proptest::collection::vec(op(), 1..12)) {
+        let drops = Rc::new(RefCell::new(Vec::new()));
+        let (tx, rx) = oneshot::channel::<Item>();
+        let (mut tx, mut rx) = (Some(tx), Some(rx));
+        let mut model = Model::default();
+        let (rx_waker, rx_wakes) = counting();
+        let (tx_waker, tx_wakes) = counting();
+        let mut created = 0u32;
+
+        for op in ops {
+            match op {
+                Op::Send => {
+                    let Some(sender) = tx.take() else { continue };
+                    let id = created;
+                    created += 1;
+                    let result = sender.send(Item { id, drops: drops.clone() });
+                    model.sender_gone = true;
+                    if model.closed_for_sender() {
+                        let back = result.expect_err("send to a closed channel succeeded");
+                        prop_assert_eq!(back.id, id);
+                    } else {
+                        prop_assert!(result.is_ok(), "send to an open channel failed");
+                        model.sent = Some(id);
+                        model.complete();
+                    }
+                }
+                Op::DropSender => {
+                    if tx.take().is_some() {
+                        model.sender_gone = true;
+                        if !model.closed_for_sender() {
+                            model.complete();
+                        }
+                    }
+                }
+                Op::PollRecv => {
+                    let Some(receiver) = rx.as_mut() else { continue };
+                    if model.received {
+                        continue; // polling after completion panics (O-5)
+                    }
+                    let poll = Pin::new(receiver).poll(&mut Context::from_waker(&rx_waker));
+                    match (poll, model.sent, model.sender_gone || model.receiver_closed) {
+                        (Poll::Ready(Ok(item)), Some(id), _) => {
+                            prop_assert_eq!(item.id, id);
+                            model.received = true;
+                        }
+                        (Poll::Ready(Err(_)), None, true) => model.received = true,
+                        (Poll::Pending, None, false) => model.rx_waiting = true,
+                        (poll, sent, done) => prop_assert!(false, "poll gave {:?}; model sent={:?} done={}", poll.map(|r| r.map(|i| i.id)), sent, done),
+                    }
+                }
+                Op::TryRecv => {
+                    let Some(receiver) = rx.as_mut() else { continue };
+                    let got = receiver.try_recv().map(|item| item.id);
+                    let expected = if model.received {
+                        Err(TryRecvError::Closed)
+                    } else if let Some(id) = model.sent {
+                        model.received = true;
+                        Ok(id)
+                    } else if model.sender_gone || model.receiver_closed {
+                        model.received = true;
+                        Err(TryRecvError::Closed)
+                    } else {
+                        Err(TryRecvError::Empty)
+                    };
+                    prop_assert_eq!(got, expected);
+                }
+                Op::Close => {
+                    let Some(receiver) = rx.as_mut() else { continue };
+                    receiver.close();
+                    if !(model.received || model.sent.is_some() || model.sender_gone) {
+                        model.close();
+                    } else if !model.received {
+                        model.receiver_closed = true;
+                    }
+                }
+                Op::DropReceiver => {
+                    if rx.take().is_some() {
+                        if !model.received && model.sent.is_none() && !model.sender_gone {
+                            model.close();
+                        }
+                        model.receiver_gone = true;
+                    }
+                }
+                Op::PollClosed => {
+                    let Some(sender) = tx.as_mut() else { continue };
+                    let poll = sender.poll_closed(&mut Context::from_waker(&tx_waker));
+                    prop_assert_eq!(poll.is_ready(), model.closed_for_sender());
+                    if poll.is_pending() {
+                        model.tx_waiting = true;
+                    }
+                }
+                Op::IsClosed => {
+                    let Some(sender) = tx.as_ref() else { continue };
+                    prop_assert_eq!(sender.is_closed(), model.closed_for_sender());
+                }
+            }
+            prop_assert_eq!(rx_wakes.get(), model.rx_wakes, "receiver wakes");
+            prop_assert_eq!(tx_wakes.get(), model.tx_wakes, "sender wakes");
+        }
+        drop((tx, rx));
+        let mut dropped = drops.borrow().clone();
+        dropped.sort_unstable();
+        prop_assert_eq!(dropped, (0..created).collect::<Vec<_>>(), "every value dropped exactly once");
+    }
+}
+
+/// Polling a receiver after it completed panics with a message, and
+/// `block_on` inside `block_on` panics with a message.
+///
+/// Checks: O-5, B-3.
+#[test]
+fn misuse_panics_with_message() {
+    let (tx, mut rx) = oneshot::channel::<u32>();
+    tx.send(1).unwrap();
+    let (waker, _) = counting();
+    let mut cx = Context::from_waker(&waker);
+    assert!(matches!(
+        Pin::new(&mut rx).poll(&mut cx),
+        Poll::Ready(Ok(1))
+    ));
+    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = Pin::new(&mut rx).poll(&mut cx);
+    }));
+    let message = panic_message(again.expect_err("poll after completion"));
+    assert!(message.contains("after it completed"), "message: {message}");
+
+    let nested = std::panic::catch_unwind(|| {
+        modelsync::block_on(async { modelsync::block_on(async { 1 }) })
+    });
+    let message = panic_message(nested.expect_err("nested block_on"));
+    assert!(
+        message.contains("inside another block_on"),
+        "message: {message}"
+    );
+    // The thread's cached parker is usable again after the panic.
+    assert_eq!(modelsync::block_on(async { 2 }), 2);
+}
+
+/// `blocking_recv` returns the value, or `RecvError` when the sender is
+/// dropped; the parker's timeouts return without a permit.
+///
+/// Checks: B-2, O-4, P-5.
+#[test]
+fn blocking_recv_and_park_timeout() {
+    let (tx, rx) = oneshot::channel();
+    let sender = modelsync::sync::thread::spawn(move || tx.send(5u32).unwrap());
+    assert_eq!(rx.blocking_recv(), Ok(5));
+    sender.join().unwrap();
+    let (tx, rx) = oneshot::channel::<u32>();
+    drop(tx);
+    assert!(rx.blocking_recv().is_err());
+
+    let parker = modelsync::park::Parker::new();
+    parker.park_timeout(std::time::Duration::from_millis(1));
+    parker.park_deadline(std::time::Instant::now());
+    parker.unparker().unpark();
+    assert!(parker.has_permit());
+    parker.park_timeout(std::time::Duration::from_secs(3600)); // returns at once: permit
+    assert!(!parker.has_permit());
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}

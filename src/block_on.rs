@@ -1,0 +1,74 @@
+//! Runs a future to completion on the current thread.
+//!
+//! Each thread caches one [`Parker`] and a [`Waker`] that unparks it, so a
+//! call allocates nothing after the thread's first (B-1). The future is
+//! polled; when it is pending the thread parks until the waker, called from
+//! any thread, stores the parker's permit. A wake that arrives while the
+//! future is being polled leaves the permit stored, so the next `park`
+//! returns at once and the future is polled again: no wake-up is lost (B-2).
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Wake, Waker};
+
+use crate::park::{Parker, Unparker};
+use crate::sync::thread_local;
+
+/// The waker's state: the unparker of the thread that runs `block_on`.
+/// `std::sync::Arc` because `Waker::from` requires it; the synchronisation
+/// inside `Unparker` goes through the shim.
+struct ThreadWaker(Unparker);
+
+impl Wake for ThreadWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+struct Cached {
+    parker: Parker,
+    waker: Waker,
+}
+
+impl Cached {
+    fn new() -> Self {
+        let parker = Parker::new();
+        let waker = Waker::from(std::sync::Arc::new(ThreadWaker(parker.unparker().clone())));
+        Cached { parker, waker }
+    }
+}
+
+thread_local! {
+    static CACHED: RefCell<Cached> = RefCell::new(Cached::new());
+}
+
+/// Polls `future` on this thread until it completes, parking the thread
+/// while it is pending.
+///
+/// # Panics
+/// If called from inside another `block_on` on the same thread (for
+/// example from a future it is polling): the outer future could never be
+/// polled again while the inner call blocks, so this would deadlock.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    CACHED.with(|cached| {
+        let cached = cached.try_borrow_mut().unwrap_or_else(|_| {
+            panic!(
+                "modelsync::block_on called inside another block_on on the same thread; \
+                 the outer future would never be polled again (deadlock)"
+            )
+        });
+        let mut context = Context::from_waker(&cached.waker);
+        loop {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
+                return output;
+            }
+            cached.parker.park();
+        }
+    })
+}
