@@ -34,11 +34,14 @@ use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
 use crate::sync::atomic::{AtomicUsize, Ordering::*};
-use crate::sync::{Arc, Condvar, Mutex};
+use crate::sync::{spin_loop, Arc, Condvar, Mutex};
 
 const EMPTY: usize = 0;
 const PARKED: usize = 1;
 const NOTIFIED: usize = 2;
+
+/// How many times `park` polls for the permit before it sleeps.
+const SPINS_BEFORE_SLEEP: u32 = if cfg!(any(loom, shuttle)) { 0 } else { 64 };
 
 struct Inner {
     state: AtomicUsize,
@@ -132,6 +135,19 @@ impl Inner {
     }
 
     fn park(&self, deadline: Option<Instant>) {
+        // Spin briefly before sleeping: a peer that answers within a few
+        // microseconds (a ping-pong, a short critical section) then costs
+        // no kernel sleep and wake-up. The loop only repeats the check just
+        // below it; under loom and shuttle it runs zero times, because their
+        // `spin_loop` is a yield, which pruned loom's schedules (ping_pong
+        // went from 96 to 68 executions at bound 2).
+        #[allow(clippy::reversed_empty_ranges)] // empty under loom and shuttle
+        for _ in 0..SPINS_BEFORE_SLEEP {
+            if self.take_permit() {
+                return;
+            }
+            spin_loop();
+        }
         if self.take_permit() {
             return;
         }
