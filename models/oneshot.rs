@@ -14,9 +14,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use harness::{check, counting_waker, Flag, Ledger, Reach, Tracked};
+use harness::{check, counting_waker, Flag, Handoff, Ledger, Reach, Tracked};
 use modelsync::oneshot::{self, error::TryRecvError};
-use modelsync::sync::{thread, thread_local, Arc, UnsafeCell};
+use modelsync::sync::{thread, thread_local};
 
 thread_local! {
     // loom's and shuttle's `thread_local!` do not accept `const { .. }`.
@@ -61,28 +61,6 @@ fn value(ledger: &Ledger) -> (Value, Flag) {
         },
         flag,
     )
-}
-
-/// A plain value written by one thread and read by another, ordered only by
-/// the channel; loom fails the model if the accesses race.
-struct Handoff(UnsafeCell<usize>);
-
-// SAFETY: each model writes the cell before the channel operation it checks
-// and reads it only after observing that operation; loom checks the order.
-unsafe impl Sync for Handoff {}
-
-impl Handoff {
-    fn new() -> Arc<Self> {
-        Arc::new(Handoff(UnsafeCell::new(0)))
-    }
-    fn write(&self, value: usize) {
-        // SAFETY: see `impl Sync`.
-        self.0.with_mut(|v| unsafe { *v = value });
-    }
-    fn read(&self) -> usize {
-        // SAFETY: see `impl Sync`.
-        self.0.with(|v| unsafe { *v })
-    }
 }
 
 /// Sends from a thread marked as the sender; returns whether it succeeded.

@@ -9,32 +9,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use harness::{check, Flag, Reach};
+use harness::{check, Flag, Handoff, Reach};
 use modelsync::park::Parker;
-use modelsync::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
-use modelsync::sync::{thread, Arc, Mutex, UnsafeCell};
-
-/// A plain value handed from one thread to another, ordered only by the
-/// primitive under test; loom fails the model if the accesses race.
-struct Handoff(UnsafeCell<usize>);
-
-// SAFETY: each model writes the cell before the hand-off it checks and reads
-// it only after; loom checks the two are ordered.
-unsafe impl Sync for Handoff {}
-
-impl Handoff {
-    fn new() -> Arc<Self> {
-        Arc::new(Handoff(UnsafeCell::new(0)))
-    }
-    fn write(&self, value: usize) {
-        // SAFETY: see `impl Sync`.
-        self.0.with_mut(|v| unsafe { *v = value });
-    }
-    fn read(&self) -> usize {
-        // SAFETY: see `impl Sync`.
-        self.0.with(|v| unsafe { *v })
-    }
-}
+use modelsync::sync::atomic::{AtomicBool, Ordering::*};
+use modelsync::sync::{thread, Arc, Mutex};
 
 /// `unpark` races `park`: the parker always returns (loom reports a
 /// deadlock if a wake-up is lost) and sees what the unparker wrote before
@@ -174,6 +152,30 @@ struct WokenFromAnotherThread {
     polls: usize,
 }
 
+impl WokenFromAnotherThread {
+    /// The future, and the thread that readies and wakes it.
+    fn spawn() -> (Self, thread::JoinHandle<()>) {
+        let ready = Arc::new(AtomicBool::new(false));
+        let waker: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
+        let waking = {
+            let (ready, waker) = (ready.clone(), waker.clone());
+            thread::spawn(move || {
+                // Release: publishes readiness to the future's Acquire load.
+                ready.store(true, Release);
+                if let Some(w) = waker.lock().take() {
+                    w.wake();
+                }
+            })
+        };
+        let future = WokenFromAnotherThread {
+            ready,
+            waker,
+            polls: 0,
+        };
+        (future, waking)
+    }
+}
+
 impl Future for WokenFromAnotherThread {
     type Output = usize;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
@@ -201,24 +203,9 @@ fn block_on_woken_from_another_thread() {
         "park::block_on_woken_from_another_thread",
         &[&pended],
         move || {
-            let ready = Arc::new(AtomicBool::new(false));
-            let waker: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
-            let t = {
-                let (ready, waker) = (ready.clone(), waker.clone());
-                thread::spawn(move || {
-                    // Release: publishes readiness to the future's Acquire load.
-                    ready.store(true, Release);
-                    if let Some(w) = waker.lock().take() {
-                        w.wake();
-                    }
-                })
-            };
-            let polls = modelsync::block_on(WokenFromAnotherThread {
-                ready,
-                waker,
-                polls: 0,
-            });
-            t.join().unwrap();
+            let (future, waking) = WokenFromAnotherThread::spawn();
+            let polls = modelsync::block_on(future);
+            waking.join().unwrap();
             r.hit_if(polls > 1);
         },
     );
@@ -236,30 +223,13 @@ fn block_on_twice_on_one_thread() {
         "park::block_on_twice_on_one_thread",
         &[&second_pended],
         move || {
-            let counter = Arc::new(AtomicUsize::new(0));
-            for _ in 0..2 {
-                let ready = Arc::new(AtomicBool::new(false));
-                let waker: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
-                let t = {
-                    let (ready, waker) = (ready.clone(), waker.clone());
-                    thread::spawn(move || {
-                        // Release: publishes readiness to the future's Acquire load.
-                        ready.store(true, Release);
-                        if let Some(w) = waker.lock().take() {
-                            w.wake();
-                        }
-                    })
-                };
-                let polls = modelsync::block_on(WokenFromAnotherThread {
-                    ready,
-                    waker,
-                    polls: 0,
-                });
-                // Relaxed: a per-thread tally, read on this thread only.
-                if counter.fetch_add(1, Relaxed) == 1 {
+            for call in 0..2 {
+                let (future, waking) = WokenFromAnotherThread::spawn();
+                let polls = modelsync::block_on(future);
+                if call == 1 {
                     r.hit_if(polls > 1);
                 }
-                t.join().unwrap();
+                waking.join().unwrap();
             }
         },
     );

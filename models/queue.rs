@@ -13,9 +13,9 @@
 
 mod harness;
 
-use harness::{check, Flag, Ledger, Reach, Tracked};
+use harness::{check, Flag, Handoff, Ledger, Reach, Tracked};
 use modelsync::queue::{Inject, Local, Steal};
-use modelsync::sync::{thread, Arc, UnsafeCell};
+use modelsync::sync::thread;
 
 const CAP: usize = 4;
 
@@ -550,7 +550,7 @@ fn non_empty_publishes_owner_writes() {
         move || {
             let inject = Inject::new();
             let mut local = Local::with_capacity(CAP);
-            let written = Arc::new(Written(UnsafeCell::new(0usize)));
+            let written = Handoff::new();
             let stealer = local.stealer();
             let observer = {
                 let written = written.clone();
@@ -558,30 +558,17 @@ fn non_empty_publishes_owner_writes() {
                     if stealer.is_empty() {
                         return false;
                     }
-                    // SAFETY: the owner wrote the cell before the push that made
-                    // the queue non-empty, and never touches it again.
-                    let seen = written.0.with(|value| unsafe { *value });
+                    let seen = written.read();
                     assert_eq!(seen, 7, "saw the item but not the write before it");
                     true
                 })
             };
-            // SAFETY: the observer reads the cell only after seeing the push
-            // below, which is ordered after this write.
-            written.0.with_mut(|value| unsafe { *value = 7 });
+            written.write(7);
             local.push_back(1u32, &inject);
             r.hit_if(observer.join().unwrap());
         },
     );
 }
-
-/// A plain value written by one thread and read by another, ordered only by
-/// the queue (see `non_empty_publishes_owner_writes`).
-struct Written(UnsafeCell<usize>);
-
-// SAFETY: the model writes the cell once before publishing it through the
-// queue and reads it only after seeing that publication; loom checks that
-// the two accesses are ordered.
-unsafe impl Sync for Written {}
 
 /// `Steal::len` read by another thread while the owner pushes and pops
 /// never exceeds the capacity: a `tail` older than the `real` it read would

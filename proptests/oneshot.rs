@@ -7,28 +7,16 @@
 // The harness's counting waker observes the channel from outside it.
 #[path = "../models/harness/mod.rs"]
 mod harness;
+mod support;
 
-use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use harness::counting_waker as counting;
 use modelsync::oneshot::{self, error::TryRecvError};
 use proptest::prelude::*;
-
-#[derive(Debug)]
-struct Item {
-    id: u32,
-    drops: Rc<RefCell<Vec<u32>>>,
-}
-
-impl Drop for Item {
-    fn drop(&mut self) {
-        self.drops.borrow_mut().push(self.id);
-    }
-}
+use support::{panic_message, DropLog, Item};
 
 #[derive(Debug, Clone, Copy)]
 enum Op {
@@ -98,21 +86,20 @@ proptest! {
     /// Checks: O-2, O-3, O-4, O-5.
     #[test]
     fn oneshot_matches_reference_model(ops in proptest::collection::vec(op(), 1..12)) {
-        let drops = Rc::new(RefCell::new(Vec::new()));
+        let mut log = DropLog::default();
         let (tx, rx) = oneshot::channel::<Item>();
         let (mut tx, mut rx) = (Some(tx), Some(rx));
         let mut model = Model::default();
         let (rx_waker, rx_wakes) = counting();
         let (tx_waker, tx_wakes) = counting();
-        let mut created = 0u32;
 
         for op in ops {
             match op {
                 Op::Send => {
                     let Some(sender) = tx.take() else { continue };
-                    let id = created;
-                    created += 1;
-                    let result = sender.send(Item { id, drops: drops.clone() });
+                    let item = log.item();
+                    let id = item.id;
+                    let result = sender.send(item);
                     model.sender_gone = true;
                     if model.closed_for_sender() {
                         let back = result.expect_err("send to a closed channel succeeded");
@@ -197,9 +184,7 @@ proptest! {
             prop_assert_eq!(tx_wakes.get(), model.tx_wakes, "sender wakes");
         }
         drop((tx, rx));
-        let mut dropped = drops.borrow().clone();
-        dropped.sort_unstable();
-        prop_assert_eq!(dropped, (0..created).collect::<Vec<_>>(), "every value dropped exactly once");
+        prop_assert_eq!(log.each_dropped_once(), Ok(()), "every value dropped exactly once");
     }
 }
 
@@ -236,9 +221,10 @@ fn misuse_panics_with_message() {
 }
 
 /// `blocking_recv` returns the value, or `RecvError` when the sender is
-/// dropped; the parker's timeouts return without a permit.
+/// dropped, and the errors say what happened; the parker's timeouts return
+/// without a permit.
 ///
-/// Checks: B-2, O-4, P-5.
+/// Checks: B-2, O-4, O-5, P-5.
 #[test]
 fn blocking_recv_and_park_timeout() {
     let (tx, rx) = oneshot::channel();
@@ -247,7 +233,10 @@ fn blocking_recv_and_park_timeout() {
     sender.join().unwrap();
     let (tx, rx) = oneshot::channel::<u32>();
     drop(tx);
-    assert!(rx.blocking_recv().is_err());
+    let error = rx.blocking_recv().expect_err("the sender was dropped");
+    assert_eq!(error.to_string(), "channel closed");
+    assert_eq!(TryRecvError::Empty.to_string(), "channel empty");
+    assert_eq!(TryRecvError::Closed.to_string(), "channel closed");
 
     let parker = modelsync::park::Parker::new();
     parker.park_timeout(std::time::Duration::from_millis(1));
@@ -256,12 +245,4 @@ fn blocking_recv_and_park_timeout() {
     assert!(parker.has_permit());
     parker.park_timeout(std::time::Duration::from_secs(3600)); // returns at once: permit
     assert!(!parker.has_permit());
-}
-
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }

@@ -9,27 +9,14 @@
 //! value, often just before `u32::MAX`, so wraparound is crossed.
 #![cfg(not(any(loom, shuttle)))]
 
-use std::cell::RefCell;
+mod support;
+
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::rc::Rc;
 
 use modelsync::queue::{Inject, Local};
 use proptest::prelude::*;
-
-/// An item that records its drop, so that the test can check every item is
-/// dropped exactly once.
-#[derive(Debug)]
-struct Item {
-    id: u32,
-    drops: Rc<RefCell<Vec<u32>>>,
-}
-
-impl Drop for Item {
-    fn drop(&mut self) {
-        self.drops.borrow_mut().push(self.id);
-    }
-}
+use support::{panic_message, DropLog, Item};
 
 #[derive(Debug, Clone, Copy)]
 enum Op {
@@ -159,7 +146,7 @@ proptest! {
         start in [start_index(), start_index()],
         ops in proptest::collection::vec(op(), 1..120),
     ) {
-        let drops = Rc::new(RefCell::new(Vec::new()));
+        let mut log = DropLog::default();
         let capacity = [1usize << cap_log2[0], 1usize << cap_log2[1]];
         let mut model = Model {
             capacity,
@@ -171,15 +158,14 @@ proptest! {
             Local::with_capacity_at_index(capacity[0], start[0]),
             Local::with_capacity_at_index(capacity[1], start[1]),
         ];
-        let mut next_id = 0u32;
         let mut delivered = Vec::new();
 
         for op in ops {
             match op {
                 Op::Push(r) => {
-                    let id = next_id;
-                    next_id += 1;
-                    rings[r.index()].push_back(Item { id, drops: drops.clone() }, &inject);
+                    let item = log.item();
+                    let id = item.id;
+                    rings[r.index()].push_back(item, &inject);
                     model.push(r, id);
                 }
                 Op::Pop(r) => {
@@ -221,10 +207,7 @@ proptest! {
         drop(rings);
         drop(inject);
 
-        let mut dropped = drops.borrow().clone();
-        dropped.sort_unstable();
-        let all: Vec<u32> = (0..next_id).collect();
-        prop_assert_eq!(dropped, all, "every item dropped exactly once");
+        prop_assert_eq!(log.each_dropped_once(), Ok(()), "every item dropped exactly once");
         let mut once = delivered.clone();
         once.sort_unstable();
         once.dedup();
@@ -264,12 +247,4 @@ fn steal_into_self_panics_and_keeps_items() {
     assert_eq!(local.pop(), Some(1));
     assert_eq!(local.pop(), Some(2));
     assert_eq!(local.pop(), None);
-}
-
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }

@@ -52,6 +52,18 @@ struct Inner {
 /// Blocks the thread that owns it until a permit is available.
 ///
 /// `Send` but not `Sync`: one thread parks at a time.
+///
+/// ```compile_fail
+/// fn shared<T: Sync>() {}
+/// shared::<modelsync::park::Parker>(); // `Parker` is not `Sync`
+/// ```
+///
+/// ```
+/// fn sendable<T: Send>() {}
+/// fn shared<T: Send + Sync + Clone>() {}
+/// sendable::<modelsync::park::Parker>();
+/// shared::<modelsync::park::Unparker>();
+/// ```
 pub struct Parker {
     unparker: Unparker,
     _not_sync: PhantomData<Cell<()>>,

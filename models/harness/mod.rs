@@ -24,7 +24,11 @@
 //! add scheduling points to it.
 #![allow(dead_code)]
 
+mod handoff;
 mod ledger;
+
+#[allow(unused_imports)] // not every model target hands off plain values
+pub use handoff::Handoff;
 
 #[allow(unused_imports)] // not every model target tracks items
 pub use ledger::{Ledger, Tracked};

@@ -69,6 +69,19 @@ unsafe impl<T: Send> Sync for Ring<T> {}
 
 /// The owner's handle: pushes and pops. Not `Sync`: only one thread owns
 /// a ring at a time (it can be sent to another thread).
+///
+/// ```compile_fail
+/// fn shared<T: Sync>() {}
+/// shared::<modelsync::queue::Local<u32>>(); // `Local` is not `Sync`
+/// ```
+///
+/// ```
+/// fn sendable<T: Send>() {}
+/// fn shared<T: Send + Sync + Clone>() {}
+/// sendable::<modelsync::queue::Local<u32>>();
+/// shared::<modelsync::queue::Steal<u32>>();
+/// shared::<std::sync::Arc<modelsync::queue::Inject<u32>>>();
+/// ```
 pub struct Local<T> {
     ring: Arc<Ring<T>>,
     _not_sync: PhantomData<Cell<()>>,

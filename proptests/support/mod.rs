@@ -1,0 +1,59 @@
+//! Shared by the property tests: items that record their drops, and
+//! reading a panic's message.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Hands out items with fresh ids and records every drop, so that a test
+/// can check each item is dropped exactly once.
+#[derive(Debug, Default)]
+pub struct DropLog {
+    created: u32,
+    dropped: Rc<RefCell<Vec<u32>>>,
+}
+
+/// An item with an id that records its drop in its [`DropLog`].
+#[derive(Debug)]
+pub struct Item {
+    pub id: u32,
+    dropped: Rc<RefCell<Vec<u32>>>,
+}
+
+impl Drop for Item {
+    fn drop(&mut self) {
+        self.dropped.borrow_mut().push(self.id);
+    }
+}
+
+impl DropLog {
+    /// A new item; ids count up from 0.
+    pub fn item(&mut self) -> Item {
+        let id = self.created;
+        self.created += 1;
+        Item {
+            id,
+            dropped: self.dropped.clone(),
+        }
+    }
+
+    /// The ids of every item created, if each was dropped exactly once;
+    /// otherwise the sorted ids that were dropped.
+    pub fn each_dropped_once(&self) -> Result<(), Vec<u32>> {
+        let mut dropped = self.dropped.borrow().clone();
+        dropped.sort_unstable();
+        if dropped == (0..self.created).collect::<Vec<_>>() {
+            Ok(())
+        } else {
+            Err(dropped)
+        }
+    }
+}
+
+/// The message of a caught panic.
+pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
