@@ -32,12 +32,12 @@
 //!
 //! # Memory ordering
 //!
-//! Read-modify-writes of the state are `AcqRel`: `Release` publishes the
-//! slot this side just wrote (value or waker), `Acquire` takes ownership
-//! of the slot the other side published. Loads that decide whether to read
-//! a slot are `Acquire` for the same reason. Restoring a waker bit
-//! publishes nothing and is `Relaxed`. `mutants/REPORT.md` lists what each
-//! site's model is.
+//! An access that publishes a slot this side just wrote (the value, or a
+//! waker) is `Release`; one after which this side reads a slot the other
+//! side published is `Acquire`; setting `COMPLETE` and `CLOSED` does both
+//! (`AcqRel`). Accesses that only inspect bits, or restore a waker bit,
+//! are `Relaxed`. Each site names its pairing; `mutants/REPORT.md` names
+//! the model that fails when it is weakened.
 
 use std::fmt;
 use std::future::Future;
