@@ -349,6 +349,8 @@ def write_report(results):
         rate = f"{100 * st['killed'] / denom:.0f}%" if denom else "n/a"
         lines.append(f"| {prim} | {st['total']} | {st['killed']} | {st['c']} | {rate} | "
                      f"{st['seeded_killed']} / {st['seeded']} |")
+    lines += ["", "Logic mutants (cargo-mutants, not orderings) are reported in",
+              "[`LOGIC.md`](LOGIC.md)."]
     lines += ["", "## Mutants", "",
               "| mutant | where | change | result | killed by | triage |",
               "|---|---|---|---|---|---|"] + rows + [""]

@@ -15,6 +15,8 @@ use std::task::{Context, Poll};
 
 use harness::counting_waker as counting;
 use modelsync::oneshot::{self, error::TryRecvError};
+use std::time::{Duration, Instant};
+
 use proptest::prelude::*;
 use support::{panic_message, DropLog, Item};
 
@@ -22,11 +24,14 @@ use support::{panic_message, DropLog, Item};
 enum Op {
     Send,
     DropSender,
-    PollRecv,
+    /// Poll the receiver with waker 0 or 1 (a task change when it differs
+    /// from the last one).
+    PollRecv(usize),
     TryRecv,
     Close,
     DropReceiver,
-    PollClosed,
+    /// Poll `closed` with waker 0 or 1.
+    PollClosed(usize),
     IsClosed,
 }
 
@@ -34,11 +39,11 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         Just(Op::Send),
         Just(Op::DropSender),
-        Just(Op::PollRecv),
+        (0..2usize).prop_map(Op::PollRecv),
         Just(Op::TryRecv),
         Just(Op::Close),
         Just(Op::DropReceiver),
-        Just(Op::PollClosed),
+        (0..2usize).prop_map(Op::PollClosed),
         Just(Op::IsClosed),
     ]
 }
@@ -51,10 +56,12 @@ struct Model {
     receiver_gone: bool,
     receiver_closed: bool,
     received: bool,
-    rx_waiting: bool,
-    tx_waiting: bool,
-    rx_wakes: usize,
-    tx_wakes: usize,
+    /// Which waker the receiver / the sender registered last, if any.
+    rx_waiting: Option<usize>,
+    tx_waiting: Option<usize>,
+    /// Wakes per waker.
+    rx_wakes: [usize; 2],
+    tx_wakes: [usize; 2],
 }
 
 impl Model {
@@ -62,13 +69,16 @@ impl Model {
         self.receiver_closed || self.receiver_gone
     }
     fn complete(&mut self) {
-        if self.rx_waiting {
-            self.rx_wakes += 1;
+        if let Some(waker) = self.rx_waiting {
+            self.rx_wakes[waker] += 1;
         }
     }
     fn close(&mut self) {
-        if self.tx_waiting && !self.sender_gone && !self.receiver_closed {
-            self.tx_wakes += 1;
+        if let Some(waker) = self
+            .tx_waiting
+            .filter(|_| !self.sender_gone && !self.receiver_closed)
+        {
+            self.tx_wakes[waker] += 1;
         }
         self.receiver_closed = true;
     }
@@ -90,8 +100,8 @@ proptest! {
         let (tx, rx) = oneshot::channel::<Item>();
         let (mut tx, mut rx) = (Some(tx), Some(rx));
         let mut model = Model::default();
-        let (rx_waker, rx_wakes) = counting();
-        let (tx_waker, tx_wakes) = counting();
+        let (rx_wakers, rx_wakes): (Vec<_>, Vec<_>) = (0..2).map(|_| counting()).unzip();
+        let (tx_wakers, tx_wakes): (Vec<_>, Vec<_>) = (0..2).map(|_| counting()).unzip();
 
         for op in ops {
             match op {
@@ -118,19 +128,19 @@ proptest! {
                         }
                     }
                 }
-                Op::PollRecv => {
+                Op::PollRecv(waker) => {
                     let Some(receiver) = rx.as_mut() else { continue };
                     if model.received {
                         continue; // polling after completion panics (O-5)
                     }
-                    let poll = Pin::new(receiver).poll(&mut Context::from_waker(&rx_waker));
+                    let poll = Pin::new(receiver).poll(&mut Context::from_waker(&rx_wakers[waker]));
                     match (poll, model.sent, model.sender_gone || model.receiver_closed) {
                         (Poll::Ready(Ok(item)), Some(id), _) => {
                             prop_assert_eq!(item.id, id);
                             model.received = true;
                         }
                         (Poll::Ready(Err(_)), None, true) => model.received = true,
-                        (Poll::Pending, None, false) => model.rx_waiting = true,
+                        (Poll::Pending, None, false) => model.rx_waiting = Some(waker),
                         (poll, sent, done) => prop_assert!(false, "poll gave {:?}; model sent={:?} done={}", poll.map(|r| r.map(|i| i.id)), sent, done),
                     }
                 }
@@ -167,12 +177,12 @@ proptest! {
                         model.receiver_gone = true;
                     }
                 }
-                Op::PollClosed => {
+                Op::PollClosed(waker) => {
                     let Some(sender) = tx.as_mut() else { continue };
-                    let poll = sender.poll_closed(&mut Context::from_waker(&tx_waker));
+                    let poll = sender.poll_closed(&mut Context::from_waker(&tx_wakers[waker]));
                     prop_assert_eq!(poll.is_ready(), model.closed_for_sender());
                     if poll.is_pending() {
-                        model.tx_waiting = true;
+                        model.tx_waiting = Some(waker);
                     }
                 }
                 Op::IsClosed => {
@@ -180,8 +190,8 @@ proptest! {
                     prop_assert_eq!(sender.is_closed(), model.closed_for_sender());
                 }
             }
-            prop_assert_eq!(rx_wakes.get(), model.rx_wakes, "receiver wakes");
-            prop_assert_eq!(tx_wakes.get(), model.tx_wakes, "sender wakes");
+            prop_assert_eq!([rx_wakes[0].get(), rx_wakes[1].get()], model.rx_wakes, "receiver wakes");
+            prop_assert_eq!([tx_wakes[0].get(), tx_wakes[1].get()], model.tx_wakes, "sender wakes");
         }
         drop((tx, rx));
         prop_assert_eq!(log.each_dropped_once(), Ok(()), "every value dropped exactly once");
@@ -239,10 +249,29 @@ fn blocking_recv_and_park_timeout() {
     assert_eq!(TryRecvError::Closed.to_string(), "channel closed");
 
     let parker = modelsync::park::Parker::new();
-    parker.park_timeout(std::time::Duration::from_millis(1));
-    parker.park_deadline(std::time::Instant::now());
+    // Without a permit, a timed park waits out its timeout: it does not
+    // return early (spurious returns are allowed, needless ones are not).
+    let timeout = Duration::from_millis(20);
+    let start = Instant::now();
+    parker.park_timeout(timeout);
+    assert!(
+        start.elapsed() >= timeout,
+        "park_timeout returned after {:?}",
+        start.elapsed()
+    );
+    let deadline = Instant::now() + timeout;
+    parker.park_deadline(deadline);
+    assert!(
+        Instant::now() >= deadline,
+        "park_deadline returned before its deadline"
+    );
+    parker.park_deadline(Instant::now()); // a past deadline returns at once
+                                          // With a permit, timed parks return at once and consume it.
     parker.unparker().unpark();
     assert!(parker.has_permit());
-    parker.park_timeout(std::time::Duration::from_secs(3600)); // returns at once: permit
+    parker.park_timeout(Duration::from_secs(3600));
+    assert!(!parker.has_permit());
+    parker.unparker().unpark();
+    parker.park_deadline(Instant::now() + Duration::from_secs(3600));
     assert!(!parker.has_permit());
 }
