@@ -308,6 +308,13 @@ def cmd_run(args):
         sys.exit(1)
 
 
+def last_run_line(run):
+    if not run:
+        return "Last full run: none recorded."
+    return (f"Last full run: preemption bound {run['bound']}, {run['seconds']} s in all, "
+            f"{run['jobs']} parallel job(s), {run['budget']} s budget per mutant.")
+
+
 def write_report(results):
     triage = load_json(TRIAGE, {})
     rows, per_prim = [], {}
@@ -337,7 +344,7 @@ def write_report(results):
         "overflow checks and debug assertions) and run against",
         f"`models/<primitive>.rs` at preemption bound {results.get('last_run', {}).get('bound', BOUND)}.",
         "",
-        f"Last full run: {results.get('last_run', {})}",
+        last_run_line(results.get("last_run", {})),
         "",
         "## Kill rate",
         "",

@@ -112,7 +112,8 @@ impl<T> Ring<T> {
     }
 
     fn slot(&self, index: u32) -> &UnsafeCell<MaybeUninit<T>> {
-        &self.slots[(index & self.mask) as usize]
+        // SAFETY: `slots.len() == mask + 1`, so `index & mask` is in bounds.
+        unsafe { self.slots.get_unchecked((index & self.mask) as usize) }
     }
 
     /// Moves the item out of slot `index`.
