@@ -231,6 +231,7 @@ impl<T> Local<T> {
     /// Pushes `item`. When the ring is full, moves half of it plus `item` to
     /// `overflow` in one batch (oldest first), or only `item` if a steal is
     /// in progress and will free slots shortly.
+    #[inline]
     pub fn push_back(&mut self, mut item: T, overflow: &Inject<T>) {
         loop {
             // Acquire: pairs with the Release CAS that ends a steal, so the
@@ -250,13 +251,7 @@ impl<T> Local<T> {
                 self.ring.tail.store(tail.wrapping_add(1), Release);
                 return;
             }
-            if steal != real {
-                // A stealer holds half the ring and will release it soon;
-                // moving the other half would leave the ring nearly empty.
-                overflow.push(item);
-                return;
-            }
-            match self.overflow_half(real, tail, item, overflow) {
+            match self.spill(steal, real, tail, item, overflow) {
                 Ok(()) => return,
                 // A stealer claimed items between our load and CAS: there is
                 // room now, or a steal in progress.
@@ -265,15 +260,25 @@ impl<T> Local<T> {
         }
     }
 
-    /// Claims the oldest half of a full ring and moves it, then `item`, to
-    /// `overflow` under one lock.
-    fn overflow_half(
+    /// The full-ring path of `push_back`, kept out of line so that the
+    /// common path inlines into the caller's loop: claims the oldest half
+    /// of the ring and moves it, then `item`, to `overflow` under one lock.
+    #[cold]
+    #[inline(never)]
+    fn spill(
         &mut self,
+        steal: u32,
         real: u32,
         tail: u32,
         item: T,
         overflow: &Inject<T>,
     ) -> Result<(), T> {
+        if steal != real {
+            // A stealer holds half the ring and will release it soon;
+            // moving the other half would leave the ring nearly empty.
+            overflow.push(item);
+            return Ok(());
+        }
         let half = self.ring.capacity() / 2;
         debug_assert_eq!(distance(real, tail), self.ring.capacity());
         let claimed = pack(real, real);
