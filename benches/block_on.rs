@@ -7,7 +7,8 @@
 //!   each parking until the other unparks it, against
 //!   `std::thread::park`/`Thread::unpark` and crossbeam-utils' `Parker`.
 //!
-//! Run: `cargo bench --bench block_on`. Ratios are in BENCHMARKS.md.
+//! Run: `cargo bench --bench block_on`; the ratios in BENCHMARKS.md come from
+//! `python3 ci/bench_ratios.py --rounds 3`.
 
 use std::future::Future;
 use std::hint::black_box;

@@ -7,7 +7,8 @@
 //!   the oneshot sender for its reply; the client awaits each reply. Run on
 //!   a current-thread tokio runtime, with each crate's oneshot in turn.
 //!
-//! Run: `cargo bench --bench oneshot`. Ratios are in BENCHMARKS.md.
+//! Run: `cargo bench --bench oneshot`; the ratios in BENCHMARKS.md come from
+//! `python3 ci/bench_ratios.py --rounds 3`.
 
 use std::hint::black_box;
 

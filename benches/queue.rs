@@ -7,9 +7,12 @@
 //!   count 0..100, deterministic per worker); a popped task is re-pushed with
 //!   its count minus one; an idle worker steals half (st3 and crossbeam: at
 //!   most 32, their own convention; modelsync: half, its only policy) from a
-//!   random peer, and stops once every peer is found empty.
+//!   random peer, and stops once every peer is found empty. Timed from the
+//!   moment every worker is ready (a spinning barrier) to the moment the
+//!   last one runs out of work: thread start-up and join are not measured.
 //!
-//! Run: `cargo bench --bench queue`. Ratios are in BENCHMARKS.md.
+//! Run: `cargo bench --bench queue`; the ratios in BENCHMARKS.md come from
+//! `python3 ci/bench_ratios.py --rounds 3`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
