@@ -3,6 +3,8 @@
 //!
 //! - `push_pop/N`: one thread pushes N items then pops N, capacity 256,
 //!   N = 64 and 256.
+//! - `push_only/64`, `pop_only/64`: push_pop/64 with only the pushes, or
+//!   only the pops, timed (two clock reads per 64 items included).
 //! - `executor`: min(cpus, 4) workers each push 1..=256 tasks (a repeat
 //!   count 0..100, deterministic per worker); a popped task is re-pushed with
 //!   its count minus one; an idle worker steals half (st3 and crossbeam: at
@@ -170,6 +172,50 @@ fn bench_push_pop(c: &mut Criterion) {
     }
 }
 
+/// push_pop/64 split in two: the time of the 64 pushes alone
+/// (`push_only/64`) and of the 64 pops alone (`pop_only/64`), the other
+/// half run untimed, so that BENCHMARKS.md can say which half a gap is in.
+fn push_or_pop_only<W: Worker>(worker: &mut W, iters: u64, time_pushes: bool) -> Duration {
+    const N: u64 = 64;
+    let mut timed = Duration::ZERO;
+    for _ in 0..iters {
+        let start = Instant::now();
+        for i in 0..N {
+            worker.push(black_box(i));
+        }
+        let pushed = Instant::now();
+        for _ in 0..N {
+            black_box(worker.pop());
+        }
+        let popped = Instant::now();
+        timed += if time_pushes {
+            pushed - start
+        } else {
+            popped - pushed
+        };
+    }
+    timed
+}
+
+fn bench_push_or_pop_only(c: &mut Criterion) {
+    for (name, time_pushes) in [("push_only/64", true), ("pop_only/64", false)] {
+        let mut group = c.benchmark_group(name);
+        let mut ours = Modelsync::new();
+        group.bench_function(BenchmarkId::from_parameter("modelsync"), |b| {
+            b.iter_custom(|iters| push_or_pop_only(&mut ours, iters, time_pushes))
+        });
+        let mut st3 = <st3::fifo::Worker<u64> as Worker>::new();
+        group.bench_function(BenchmarkId::from_parameter("st3"), |b| {
+            b.iter_custom(|iters| push_or_pop_only(&mut st3, iters, time_pushes))
+        });
+        let mut crossbeam = Crossbeam::new();
+        group.bench_function(BenchmarkId::from_parameter("crossbeam-deque"), |b| {
+            b.iter_custom(|iters| push_or_pop_only(&mut crossbeam, iters, time_pushes))
+        });
+        group.finish();
+    }
+}
+
 /// xorshift64*: deterministic per worker, so every queue gets the same work.
 struct Rng(u64);
 
@@ -268,5 +314,10 @@ fn bench_executor(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_push_pop, bench_executor);
+criterion_group!(
+    benches,
+    bench_push_pop,
+    bench_push_or_pop_only,
+    bench_executor
+);
 criterion_main!(benches);

@@ -21,6 +21,11 @@
 //! | overflow   | owner   | CAS `(r, r) -> (r + cap/2, r + cap/2)`, then move those items   |
 //! | steal      | stealer | CAS `(s, s) -> (s, s + n)`, copy `n` slots, CAS `steal = real`  |
 //!
+//! The owner keeps the last head value it acquired (`Local::head_seen`).
+//! Both halves only grow, so that value is a lower bound: a push checks room
+//! against it and loads `head` only when the ring looks full, and a pop
+//! starts its CAS from it rather than from a fresh load.
+//!
 //! Only one steal is in progress at a time: a stealer that sees
 //! `steal != real` gives up (Q-4), which is what lets it release its claim
 //! by setting `steal = real` without knowing how far pops moved `real`
@@ -31,8 +36,9 @@
 //! Items travel owner -> stealer through the slot contents, published by the
 //! owner's `Release` store of `tail` and acquired by the stealer's load of
 //! it. Slots travel back stealer -> owner (free for reuse) through the
-//! stealer's `Release` CAS that ends its steal, acquired by the owner's load
-//! of `head` before it writes a slot. Every other ordering exists so that a
+//! stealer's `Release` CAS that ends its steal, acquired by the owner's
+//! Acquire read of `head` (a load, or a failed pop CAS) that produced the
+//! head value it checks room against. Every other ordering exists so that a
 //! thread that reads `head` then `tail` never sees a `tail` older than the
 //! `real` it just read, which would make the available count underflow: see
 //! the comment at each access.
@@ -84,6 +90,15 @@ unsafe impl<T: Send> Sync for Ring<T> {}
 /// ```
 pub struct Local<T> {
     ring: Arc<Ring<T>>,
+    /// The last value of `ring.head` that this owner's push, pop or steal
+    /// into it read or wrote, always through an Acquire read (or a CAS that
+    /// succeeded on such a value). `steal` and `real` only grow, so it is a
+    /// lower bound of both: `push_back` trusts it for room and loads `head`
+    /// only when the ring looks full, and `pop` starts its CAS from it
+    /// instead of loading. Neither then waits for a load that waits for the
+    /// previous CAS (push_pop/64: 310 ns -> 264 ns; executor: 25.7 µs ->
+    /// 21 µs).
+    head_seen: u64,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -191,6 +206,7 @@ impl<T> Local<T> {
     pub fn with_capacity_at_index(capacity: usize, start: u32) -> Self {
         Local {
             ring: Arc::new(Ring::new(capacity, start)),
+            head_seen: pack(start, start),
             _not_sync: PhantomData,
         }
     }
@@ -233,28 +249,42 @@ impl<T> Local<T> {
     /// in progress and will free slots shortly.
     #[inline]
     pub fn push_back(&mut self, mut item: T, overflow: &Inject<T>) {
+        // Bound once: through `self`, the compiler reloads the ring pointer
+        // after every slot write, which it cannot prove leaves `self` alone
+        // (push_only/64: 155 ns -> 104 ns).
+        let ring = &*self.ring;
+        // Relaxed: only the owner (this thread) writes `tail`.
+        let tail = ring.tail.load(Relaxed);
         loop {
+            let (steal, real) = unpack(self.head_seen);
+            if distance(steal, tail) < ring.capacity() {
+                // SAFETY: `steal` only grows, so the ring's `steal` is at
+                // least the seen one and slot `tail` is outside
+                // `[steal, tail)`: no item lives there and no stealer reads
+                // it. The seen head was acquired (see `head_seen`), so the
+                // last stealer's reads of this slot happen before our write.
+                unsafe { ring.put(tail, item) };
+                // Release: publishes the slot write to the stealer that
+                // acquires this tail (Q-1).
+                ring.tail.store(tail.wrapping_add(1), Release);
+                return;
+            }
+            // Full by the last head we saw: look again before spilling.
             // Acquire: pairs with the Release CAS that ends a steal, so the
             // stealer's reads of the slots it freed happen before our write
             // into one of them (Q-1).
-            let (steal, real) = unpack(self.ring.head.load(Acquire));
-            // Relaxed: only the owner (this thread) writes `tail`.
-            let tail = self.ring.tail.load(Relaxed);
-
-            if distance(steal, tail) < self.ring.capacity() {
-                // SAFETY: `tail - steal < capacity`, so slot `tail` is outside
-                // `[steal, tail)`: no item lives there and no stealer reads it
-                // (the Acquire above ordered the last one's reads before us).
-                unsafe { self.ring.put(tail, item) };
-                // Release: publishes the slot write to the stealer that
-                // acquires this tail (Q-1).
-                self.ring.tail.store(tail.wrapping_add(1), Release);
-                return;
+            let head = ring.head.load(Acquire);
+            if head != self.head_seen {
+                self.head_seen = head;
+                continue;
             }
-            match self.spill(steal, real, tail, item, overflow) {
-                Ok(()) => return,
-                // A stealer claimed items between our load and CAS: there is
-                // room now, or a steal in progress.
+            match Self::spill(ring, steal, real, tail, item, overflow) {
+                Ok(head) => {
+                    self.head_seen = head;
+                    return;
+                }
+                // A stealer claimed items between our load and CAS: the
+                // reload above will see it.
                 Err(returned) => item = returned,
             }
         }
@@ -263,33 +293,35 @@ impl<T> Local<T> {
     /// The full-ring path of `push_back`, kept out of line so that the
     /// common path inlines into the caller's loop: claims the oldest half
     /// of the ring and moves it, then `item`, to `overflow` under one lock.
+    /// Called by the owner only. Returns the last head value it wrote or
+    /// read (for `head_seen`), or `item` if the head moved under it.
     #[cold]
     #[inline(never)]
     fn spill(
-        &mut self,
+        ring: &Ring<T>,
         steal: u32,
         real: u32,
         tail: u32,
         item: T,
         overflow: &Inject<T>,
-    ) -> Result<(), T> {
+    ) -> Result<u64, T> {
         if steal != real {
             // A stealer holds half the ring and will release it soon;
             // moving the other half would leave the ring nearly empty.
             overflow.push(item);
-            return Ok(());
+            return Ok(pack(steal, real));
         }
-        let half = self.ring.capacity() / 2;
-        debug_assert_eq!(distance(real, tail), self.ring.capacity());
+        let half = ring.capacity() / 2;
+        debug_assert_eq!(distance(real, tail), ring.capacity());
         let claimed = pack(real, real);
         let moved_to = real.wrapping_add(half);
         // Release on success: a stealer that later acquires this head and
         // then loads `tail` must see a tail at least `moved_to` (Q-2).
         // Relaxed on failure: we only retry from a fresh Acquire load.
-        if self
-            .ring
+        let spilled = pack(moved_to, moved_to);
+        if ring
             .head
-            .compare_exchange(claimed, pack(moved_to, moved_to), Release, Relaxed)
+            .compare_exchange(claimed, spilled, Release, Relaxed)
             .is_err()
         {
             return Err(item);
@@ -298,17 +330,20 @@ impl<T> Local<T> {
             // SAFETY: the CAS claimed `[real, real + half)` for the owner:
             // stealers start at `moved_to` from now on, and each slot is read
             // once; the owner wrote these slots itself.
-            unsafe { self.ring.take(real.wrapping_add(offset)) }
+            unsafe { ring.take(real.wrapping_add(offset)) }
         });
         overflow.push_batch(taken.chain(std::iter::once(item)));
-        Ok(())
+        Ok(spilled)
     }
 
     /// Pops the oldest item the owner still holds.
     pub fn pop(&mut self) -> Option<T> {
-        // Relaxed: the CAS below validates this guess; only the CAS's value
-        // decides which slot we own.
-        let mut head = self.ring.head.load(Relaxed);
+        // A guess, not a load. The CAS validates it: it succeeds only if
+        // `head` still holds it. And a stale guess cannot report a false
+        // empty: the ring's `real` lies between the seen `real` and `tail`
+        // (it only moves towards `tail`), and pushes keep `tail` within
+        // capacity of the seen head, so the wrapping `real == tail` is exact.
+        let mut head = self.head_seen;
         let index = loop {
             let (steal, real) = unpack(head);
             // Relaxed: only the owner writes `tail`.
@@ -325,15 +360,25 @@ impl<T> Local<T> {
                 pack(steal, next_real)
             };
             // Release on success: a stealer that acquires this head and then
-            // loads `tail` must see a tail at least `next_real` (Q-2).
-            // Relaxed on failure: the loop only recomputes from the value.
+            // loads `tail` must see a tail at least `next_real` (Q-2). No
+            // Acquire: success means `head` still holds the write we took
+            // `head_seen` from, which was acquired then (`real` only grows,
+            // so no other write leaves the same value).
+            // Acquire on failure: the value becomes `head_seen`, which
+            // `push_back` trusts for room without loading `head` (Q-1).
             match self
                 .ring
                 .head
-                .compare_exchange(head, next, Release, Relaxed)
+                .compare_exchange(head, next, Release, Acquire)
             {
-                Ok(_) => break real,
-                Err(actual) => head = actual,
+                Ok(_) => {
+                    self.head_seen = next;
+                    break real;
+                }
+                Err(actual) => {
+                    self.head_seen = actual;
+                    head = actual;
+                }
             }
         };
         // SAFETY: the CAS moved `real` past `index`, so no stealer can claim
@@ -365,7 +410,9 @@ impl<T> Steal<T> {
         // Acquire: pairs with the Release CAS that ends a steal *from* `dst`,
         // so that stealer's reads of the slots we are about to overwrite
         // happen before our writes (Q-1, the chained-steal case).
-        let (dst_steal, _) = unpack(dst.ring.head.load(Acquire));
+        let dst_head = dst.ring.head.load(Acquire);
+        dst.head_seen = dst_head;
+        let (dst_steal, _) = unpack(dst_head);
         let room = dst.ring.capacity() - distance(dst_steal, dst_tail);
 
         // One item is returned rather than stored, so `room + 1` may move.
