@@ -256,7 +256,7 @@ impl<T> Local<T> {
         // Relaxed: only the owner (this thread) writes `tail`.
         let tail = ring.tail.load(Relaxed);
         loop {
-            let (steal, real) = unpack(self.head_seen);
+            let (steal, _) = unpack(self.head_seen);
             if distance(steal, tail) < ring.capacity() {
                 // SAFETY: `steal` only grows, so the ring's `steal` is at
                 // least the seen one and slot `tail` is outside
@@ -278,7 +278,7 @@ impl<T> Local<T> {
                 self.head_seen = head;
                 continue;
             }
-            match Self::spill(ring, steal, real, tail, item, overflow) {
+            match Self::spill(ring, head, tail, item, overflow) {
                 Ok(head) => {
                     self.head_seen = head;
                     return;
@@ -293,27 +293,27 @@ impl<T> Local<T> {
     /// The full-ring path of `push_back`, kept out of line so that the
     /// common path inlines into the caller's loop: claims the oldest half
     /// of the ring and moves it, then `item`, to `overflow` under one lock.
-    /// Called by the owner only. Returns the last head value it wrote or
-    /// read (for `head_seen`), or `item` if the head moved under it.
+    /// Called by the owner only, with the `head` it just acquired. Returns
+    /// the head value it leaves (for `head_seen`), or `item` if the head
+    /// moved under it.
     #[cold]
     #[inline(never)]
     fn spill(
         ring: &Ring<T>,
-        steal: u32,
-        real: u32,
+        head: u64,
         tail: u32,
         item: T,
         overflow: &Inject<T>,
     ) -> Result<u64, T> {
+        let (steal, real) = unpack(head);
         if steal != real {
             // A stealer holds half the ring and will release it soon;
             // moving the other half would leave the ring nearly empty.
             overflow.push(item);
-            return Ok(pack(steal, real));
+            return Ok(head);
         }
         let half = ring.capacity() / 2;
         debug_assert_eq!(distance(real, tail), ring.capacity());
-        let claimed = pack(real, real);
         let moved_to = real.wrapping_add(half);
         // Release on success: a stealer that later acquires this head and
         // then loads `tail` must see a tail at least `moved_to`.
@@ -321,7 +321,7 @@ impl<T> Local<T> {
         let spilled = pack(moved_to, moved_to);
         if ring
             .head
-            .compare_exchange(claimed, spilled, Release, Relaxed)
+            .compare_exchange(head, spilled, Release, Relaxed)
             .is_err()
         {
             return Err(item);
@@ -409,7 +409,8 @@ impl<T> Steal<T> {
         let dst_tail = dst.ring.tail.load(Relaxed);
         // Acquire: pairs with the Release CAS that ends a steal *from* `dst`,
         // so that stealer's reads of the slots we are about to overwrite
-        // happen before our writes (Q-1, the chained-steal case).
+        // happen before our writes (Q-1, the chained-steal case); the value
+        // then becomes `dst`'s `head_seen`, which its pushes trust likewise.
         let dst_head = dst.ring.head.load(Acquire);
         dst.head_seen = dst_head;
         let (dst_steal, _) = unpack(dst_head);
