@@ -7,15 +7,17 @@
 //!   the oneshot sender for its reply; the client awaits each reply. Run on
 //!   a current-thread tokio runtime, with each crate's oneshot in turn.
 //!
-//! Run: `cargo bench --bench oneshot`; the ratios in BENCHMARKS.md come from
-//! `python3 ci/bench_ratios.py --rounds 3`.
+//! Run: `cargo bench --bench benches -- oneshot/`; the ratios in
+//! BENCHMARKS.md come from `python3 ci/bench_ratios.py`.
+//!
+//! Target: <= 1.0 against tokio on create_send_recv/8B, create_send_recv/1KiB, request_reply
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::Criterion;
 
 fn create_send_recv(c: &mut Criterion) {
-    let mut group = c.benchmark_group("create_send_recv/8B");
+    let mut group = c.benchmark_group("oneshot/create_send_recv/8B");
     group.bench_function("modelsync", |b| {
         b.iter(|| {
             let (tx, mut rx) = modelsync::oneshot::channel();
@@ -32,7 +34,7 @@ fn create_send_recv(c: &mut Criterion) {
     });
     group.finish();
 
-    let mut group = c.benchmark_group("create_send_recv/1KiB");
+    let mut group = c.benchmark_group("oneshot/create_send_recv/1KiB");
     group.bench_function("modelsync", |b| {
         b.iter(|| {
             let (tx, mut rx) = modelsync::oneshot::channel();
@@ -88,7 +90,7 @@ fn request_reply(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let mut group = c.benchmark_group("request_reply");
+    let mut group = c.benchmark_group("oneshot/request_reply");
     group.bench_function("modelsync", |b| {
         b.iter(|| runtime.block_on(request_reply_modelsync()))
     });
@@ -98,5 +100,8 @@ fn request_reply(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, create_send_recv, request_reply);
-criterion_main!(benches);
+/// Every oneshot benchmark, for `benches/main.rs`.
+pub fn benches(c: &mut Criterion) {
+    create_send_recv(c);
+    request_reply(c);
+}

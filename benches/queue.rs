@@ -13,13 +13,15 @@
 //!   moment every worker is ready (a spinning barrier) to the moment the
 //!   last one runs out of work: thread start-up and join are not measured.
 //!
-//! Run: `cargo bench --bench queue`; the ratios in BENCHMARKS.md come from
-//! `python3 ci/bench_ratios.py --rounds 3`.
+//! Run: `cargo bench --bench benches -- queue/`; the ratios in
+//! BENCHMARKS.md come from `python3 ci/bench_ratios.py`.
+//!
+//! Target: <= 1.0 against st3 and crossbeam-deque on push_pop/64, push_pop/256, executor
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{BenchmarkId, Criterion};
 use modelsync::queue::{Inject, Local, Steal};
 use modelsync::sync::atomic::{AtomicUsize, Ordering};
 use modelsync::sync::{thread, Arc};
@@ -155,7 +157,7 @@ fn push_pop<W: Worker>(worker: &mut W, n: u64) {
 
 fn bench_push_pop(c: &mut Criterion) {
     for n in [64u64, 256] {
-        let mut group = c.benchmark_group(format!("push_pop/{n}"));
+        let mut group = c.benchmark_group(format!("queue/push_pop/{n}"));
         let mut ours = Modelsync::new();
         group.bench_function(BenchmarkId::from_parameter("modelsync"), |b| {
             b.iter(|| push_pop(&mut ours, n))
@@ -198,7 +200,7 @@ fn push_or_pop_only<W: Worker>(worker: &mut W, iters: u64, time_pushes: bool) ->
 }
 
 fn bench_push_or_pop_only(c: &mut Criterion) {
-    for (name, time_pushes) in [("push_only/64", true), ("pop_only/64", false)] {
+    for (name, time_pushes) in [("queue/push_only/64", true), ("queue/pop_only/64", false)] {
         let mut group = c.benchmark_group(name);
         let mut ours = Modelsync::new();
         group.bench_function(BenchmarkId::from_parameter("modelsync"), |b| {
@@ -297,7 +299,7 @@ fn executor<W: Worker>() -> Duration {
 }
 
 fn bench_executor(c: &mut Criterion) {
-    let mut group = c.benchmark_group("executor");
+    let mut group = c.benchmark_group("queue/executor");
     group.bench_function("modelsync", |b| {
         b.iter_custom(|iters| (0..iters).map(|_| executor::<Modelsync>()).sum())
     });
@@ -314,10 +316,9 @@ fn bench_executor(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(
-    benches,
-    bench_push_pop,
-    bench_push_or_pop_only,
-    bench_executor
-);
-criterion_main!(benches);
+/// Every queue benchmark, for `benches/main.rs`.
+pub fn benches(c: &mut Criterion) {
+    bench_push_pop(c);
+    bench_push_or_pop_only(c);
+    bench_executor(c);
+}

@@ -18,8 +18,17 @@ stage() {
     local status=ok
     ((rc == 0)) || status="FAILED (exit $rc)"
     echo "== ${name}: ${took}s ${status}"
-    STAGE_TIMES+=("$(printf '%-36s %5ss  %s' "$name" "$took" "$status")")
+    STAGE_TIMES+=("$(printf '%-44s %5ss  %s' "$name" "$took" "$status")")
     return "$rc"
+}
+
+# logged LOG COMMAND...: runs COMMAND, showing its output and keeping a
+# copy in LOG (for ci/primitives.py ran); returns COMMAND's exit status.
+logged() {
+    local log=$1
+    shift
+    mkdir -p "$(dirname "$log")"
+    "$@" 2>&1 | tee "$log"
 }
 
 print_stage_times() {

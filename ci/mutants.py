@@ -7,20 +7,30 @@ generates, one at a time, each one-step-weaker ordering valid for that
 operation (SeqCst -> AcqRel/Acquire/Release, AcqRel -> Acquire and Release,
 Acquire -> Relaxed, Release -> Relaxed, a fence removed), builds the crate
 under --cfg loom in a scratch copy, runs the models of the primitive the
-file belongs to, and records: killed (by which model), survived, timed out.
-Seeded bugs (mutants/seeded/*.patch) run the same way and must be killed.
+file belongs to (`cargo test --test models -- <primitive>::`, the primitive
+derived from the path by ci/primitives.py), and records: killed (by which
+model), survived, timed out. Seeded bugs (mutants/seeded/*.patch, each with
+`Subject:`, `Primitive:` and `Upstream:` headers) run the same way and must
+be killed.
+
+VERIFICATION.md's mutation summary and its table of historical bugs are
+generated from mutants/results.json and the patches' headers (`run` and
+`report` rewrite them; `check` fails when they are stale).
 
 Usage:
   ci/mutants.py list                 print every site and mutant
   ci/mutants.py run [--jobs N] [--budget SECS] [--only SUBSTR]
                                      run mutants and seeded bugs, write
                                      mutants/results.json and mutants/REPORT.md
-  ci/mutants.py report               rewrite mutants/REPORT.md from results
+  ci/mutants.py report               rewrite mutants/REPORT.md and VERIFICATION.md's
+                                     generated parts from results
   ci/mutants.py check                fail if a site in src/ has no result in
                                      mutants/results.json, a result names a
                                      site that no longer exists, a survivor
-                                     is untriaged, or a seeded patch no
-                                     longer applies (fast: run by .ci/run)
+                                     is untriaged, a seeded patch no longer
+                                     applies or lacks a header, or a
+                                     generated part of VERIFICATION.md is
+                                     stale (fast: run by .ci/run)
 
 Triage of survivors lives in mutants/triage.json: {mutant id: {"class":
 "a"|"b"|"c", "why": "..."}} (a: a model now kills it; b: the weaker
@@ -40,7 +50,11 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from primitives import primitive_of, primitives  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
+VERIFICATION = ROOT / "VERIFICATION.md"
 MUTANTS = ROOT / "mutants"
 RESULTS = MUTANTS / "results.json"
 TRIAGE = MUTANTS / "triage.json"
@@ -79,12 +93,6 @@ def strip_comments(text):
             i += 1
         out.append(line[:cut] + " " * (len(line) - cut))
     return "\n".join(out)
-
-
-def primitive_of(rel):
-    """src/queue/local.rs -> queue; src/oneshot.rs -> oneshot."""
-    parts = Path(rel).parts
-    return Path(parts[1]).stem
 
 
 def find_sites():
@@ -169,17 +177,37 @@ def mutants_of(sites):
     return out
 
 
+SEEDED_HEADERS = ("Subject", "Primitive", "Upstream")
+
+
 def seeded_bugs():
+    """Every seeded patch, with its headers; a missing header is None (and
+    a problem that `check` reports: nothing defaults silently)."""
     out = []
     for patch in sorted(SEEDED.glob("*.patch")):
         text = patch.read_text()
-        m = re.search(r"^Primitive:\s*(\S+)", text, re.M)
-        title = re.search(r"^Subject:\s*(.+)$", text, re.M)
+        headers = {}
+        for h in SEEDED_HEADERS:
+            m = re.search(rf"^{h}:\s*(.+?)\s*$", text, re.M)
+            headers[h] = m.group(1) if m else None
         out.append({"id": f"seeded:{patch.stem}", "patch": patch.relative_to(ROOT).as_posix(),
-                    "primitive": m.group(1) if m else "queue", "seeded": True,
-                    "title": title.group(1) if title else patch.stem,
-                    "file": "", "line": "", "from": "", "to": ""})
+                    "primitive": headers["Primitive"], "seeded": True,
+                    "title": headers["Subject"] or patch.stem, "upstream": headers["Upstream"],
+                    "headers": headers, "file": "", "line": "", "from": "", "to": ""})
     return out
+
+
+def header_problems():
+    problems = []
+    known = primitives()
+    for b in seeded_bugs():
+        for h, v in b["headers"].items():
+            if v is None:
+                problems.append(f"seeded bug {b['patch']} has no `{h}:` header")
+        if b["primitive"] is not None and b["primitive"] not in known:
+            problems.append(f"seeded bug {b['patch']}: `Primitive: {b['primitive']}` is not one "
+                            f"of {known}")
+    return problems
 
 
 def apply_mutant(workdir, mutant):
@@ -223,30 +251,45 @@ def run_one(mutant, slot, budget, scratch):
     except subprocess.CalledProcessError:
         return {"result": "patch-does-not-apply", "by": [], "secs": 0}
     build = subprocess.run(["cargo", "test", "--release", "--no-run", "--quiet",
-                            "--test", f"models_{mutant['primitive']}"],
+                            "--test", "models"],
                            cwd=workdir, env=env, capture_output=True, text=True)
     if build.returncode != 0:
         return {"result": "build-error", "by": [], "secs": round(time.time() - start, 1),
                 "detail": build.stderr[-2000:]}
-    try:
-        run = subprocess.run(["cargo", "test", "--release",
-                              "--test", f"models_{mutant['primitive']}", "--", "--test-threads=1"],
-                             cwd=workdir, env=env, capture_output=True, text=True,
-                             timeout=budget)
-    except subprocess.TimeoutExpired:
-        return {"result": "timeout", "by": [], "secs": budget}
+    failed, whys, skip = [], [], []
+    # A mutant that aborts the test process (a double free, loom's own
+    # abort) ends the run at that model; run the rest again without it, so
+    # that every model that kills the mutant is named, not just the first.
+    while True:
+        left = budget - (time.time() - start)
+        skips = [arg for name in skip for arg in ("--skip", name)]
+        try:
+            run = subprocess.run(["cargo", "test", "--release", "--test", "models", "--",
+                                  "--test-threads=1",
+                                  f"{mutant['primitive']}::"] + skips,
+                                 cwd=workdir, env=env, capture_output=True, text=True,
+                                 timeout=max(left, 1))
+        except subprocess.TimeoutExpired:
+            if failed:
+                break
+            return {"result": "timeout", "by": [], "secs": budget}
+        out = run.stdout + run.stderr
+        failed += sorted(set(re.findall(r"^test (\S+) \.\.\. FAILED", out, re.M)) |
+                         set(re.findall(r"^---- (\S+) stdout ----", out, re.M)))
+        whys += re.findall(r"panicked at [^\n]*\n([^\n]+)", out)
+        if run.returncode == 0 or "test result:" in out:
+            break
+        # The process died before libtest reported: the model it was in.
+        started = re.findall(r"^test (\S+) \.\.\. ", out, re.M)
+        if not started or started[-1] in skip:
+            failed.append("(process died)")
+            break
+        failed.append(f"{started[-1]} (process died)")
+        skip.append(started[-1])
     secs = round(time.time() - start, 1)
-    out = run.stdout + run.stderr
-    failed = sorted(set(re.findall(r"^test (\S+) \.\.\. FAILED", out, re.M)) |
-                    set(re.findall(r"^---- (\S+) stdout ----", out, re.M)))
-    if run.returncode == 0:
-        return {"result": "survived", "by": [], "secs": secs}
     if not failed:
-        # The process died (abort, double free, ...) before libtest reported.
-        last = re.findall(r"^test (\S+) \.\.\. ", out, re.M)
-        failed = [f"{last[-1]} (process died)"] if last else ["(process died)"]
-    why = re.findall(r"panicked at [^\n]*\n([^\n]+)", out)
-    return {"result": "killed", "by": failed, "secs": secs, "why": why[0][:200] if why else ""}
+        return {"result": "survived", "by": [], "secs": secs}
+    return {"result": "killed", "by": failed, "secs": secs, "why": whys[0][:200] if whys else ""}
 
 
 def load_json(path, default):
@@ -264,6 +307,9 @@ def cmd_list(_args):
 
 
 def cmd_run(args):
+    problems = header_problems()
+    if problems:
+        sys.exit("\n".join(problems))
     sites = find_sites()
     todo = mutants_of(sites) + seeded_bugs()
     if args.only:
@@ -302,6 +348,7 @@ def cmd_run(args):
     results["mutants"] = {k: v for k, v in sorted(results["mutants"].items()) if k in live}
     RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     write_report(results)
+    write_verification(results)
     problems = check(verbose=False)
     if problems:
         print("\n".join(problems))
@@ -340,9 +387,11 @@ def write_report(results):
         "Generated by `ci/mutants.py run` (do not edit by hand; triage goes in",
         "`mutants/triage.json`). Each ordering mutant weakens one atomic ordering",
         "in `src/` by one step; each seeded bug (`mutants/seeded/*.patch`) re-creates",
-        "a real bug from ANCHORS.md. Each is built under `--cfg loom` (release, with",
-        "overflow checks and debug assertions) and run against",
-        f"`models/<primitive>.rs` at preemption bound {results.get('last_run', {}).get('bound', BOUND)}.",
+        "a real bug, with its upstream source in the patch's `Upstream:` header and",
+        "in VERIFICATION.md's table of historical bugs. Each is built under",
+        "`--cfg loom` (release, with overflow checks and debug assertions) and run",
+        "against its primitive's models (`cargo test --test models -- <primitive>::`)",
+        f"at preemption bound {results.get('last_run', {}).get('bound', BOUND)}.",
         "",
         last_run_line(results.get("last_run", {})),
         "",
@@ -362,6 +411,76 @@ def write_report(results):
               "| mutant | where | change | result | killed by | triage |",
               "|---|---|---|---|---|---|"] + rows + [""]
     REPORT.write_text("\n".join(lines))
+
+
+def per_primitive(results):
+    triage = load_json(TRIAGE, {})
+    stats = {}
+    for mid, r in results["mutants"].items():
+        st = stats.setdefault(r["primitive"], {"total": 0, "killed": 0, "c": 0, "seeded": 0,
+                                               "seeded_killed": 0})
+        if r["seeded"]:
+            st["seeded"] += 1
+            st["seeded_killed"] += r["result"] == "killed"
+        else:
+            t = triage.get(mid)
+            st["total"] += 1
+            st["killed"] += r["result"] == "killed"
+            st["c"] += r["result"] != "killed" and t is not None and t["class"] == "c"
+    return stats
+
+
+def mutation_summary(results):
+    run = results.get("last_run", {})
+    lines = [last_run_line(run), "",
+             "| primitive | ordering mutants | killed | equivalent under loom's limits (c) "
+             "| seeded bugs killed |",
+             "|---|---|---|---|---|"]
+    stats = per_primitive(results)
+    for prim in primitives():
+        st = stats.get(prim)
+        if st is None:
+            lines.append(f"| {prim} | 0 (no ordering site) | - | - | 0 / 0 |")
+            continue
+        lines.append(f"| {prim} | {st['total']} | **{st['killed']}** | {st['c']} | "
+                     f"{st['seeded_killed']} / {st['seeded']} |")
+    return "\n".join(lines)
+
+
+def historical_bugs(results):
+    lines = ["| seeded bug | primitive | upstream source | killed by (loom) |",
+             "|---|---|---|---|"]
+    for b in seeded_bugs():
+        r = results["mutants"].get(b["id"], {})
+        by = ", ".join(f"`{t.replace(' (process died)', '')}`" + (" (the process died)" if "process died" in t else "")
+                       for t in r.get("by", [])) or "**not run**"
+        if r and r["result"] != "killed":
+            by = f"**{r['result']}**"
+        lines.append(f"| [`{Path(b['patch']).name}`]({b['patch']}): {b['title']} | "
+                     f"{b['primitive']} | {b['upstream']} | {by} |")
+    return "\n".join(lines)
+
+
+GENERATED = {
+    "mutation-summary": mutation_summary,
+    "historical-bugs": historical_bugs,
+}
+
+
+def verification_with_generated_parts(results, text):
+    for name, make in GENERATED.items():
+        begin = f"<!-- {name}: generated by ci/mutants.py -->"
+        end = f"<!-- end of {name} -->"
+        if begin not in text or end not in text:
+            sys.exit(f"VERIFICATION.md lacks the markers {begin} ... {end}")
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        text = f"{head}{begin}\n{make(results)}\n{end}{tail}"
+    return text
+
+
+def write_verification(results):
+    VERIFICATION.write_text(verification_with_generated_parts(results, VERIFICATION.read_text()))
 
 
 def check(verbose=True):
@@ -385,11 +504,16 @@ def check(verbose=True):
     for mid in triage:
         if mid not in ids:
             problems.append(f"{TRIAGE.name} triages {mid}, which no longer exists in src/")
+    problems += header_problems()
     for b in seeded_bugs():
         ok = subprocess.run(["git", "apply", "--check", str(ROOT / b["patch"])], cwd=ROOT,
                             capture_output=True, text=True)
         if ok.returncode != 0:
             problems.append(f"seeded bug {b['patch']} no longer applies: {ok.stderr.strip()}")
+    text = VERIFICATION.read_text()
+    if verification_with_generated_parts(load_json(RESULTS, {"mutants": {}}), text) != text:
+        problems.append("VERIFICATION.md's mutation summary or historical bugs table is stale: "
+                        "run `python3 ci/mutants.py report`")
     if verbose:
         print(f"{len(expected)} mutants ({len(seeded_bugs())} seeded), "
               f"{len(problems)} problems")
@@ -412,7 +536,9 @@ def main():
     elif args.cmd == "run":
         cmd_run(args)
     elif args.cmd == "report":
-        write_report(load_json(RESULTS, {"mutants": {}}))
+        results = load_json(RESULTS, {"mutants": {}})
+        write_report(results)
+        write_verification(results)
     else:
         problems = check()
         if problems:

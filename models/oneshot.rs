@@ -1,20 +1,20 @@
 //! Models of the oneshot channel (`src/oneshot.rs`): tokio's seven oneshot
 //! loom models, asserting identity (the value is delivered at most once
 //! and dropped exactly once, never on the sender's thread after a
-//! successful send), plus the gaps ANCHORS.md lists.
+//! successful send), plus what tokio's suite does not cover: both ends
+//! dropped concurrently, `try_recv` racing `send`, a `closed()` wait racing
+//! `close`, and closing publishing the receiver's writes.
 //!
 //! Written once for loom, shuttle and std stress (see `harness/mod.rs`).
 //! Futures are driven by `modelsync::block_on` (itself modelled in
-//! `models/park.rs`) or polled by hand with a counting waker.
-
-mod harness;
+//! `models/block_on.rs`) or polled by hand with a counting waker.
 
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use harness::{check, counting_waker, Flag, Handoff, Ledger, Reach, Tracked};
+use crate::harness::{counting_waker, model, Flag, Handoff, Ledger, Reach, Tracked};
 use modelsync::oneshot::{self, error::TryRecvError};
 use modelsync::sync::{thread, thread_local};
 
@@ -107,9 +107,9 @@ fn send_recv() {
     let ready = Reach::new("first_poll_found_value");
     let waited = Reach::new("receiver_waited_for_value");
     let r_waited = waited.clone();
-    check("oneshot::send_recv", &[&waited], move || {
-        send_recv_scenario(false, &ready, &r_waited)
-    });
+    model!()
+        .reach(&waited)
+        .check(move || send_recv_scenario(false, &ready, &r_waited));
 }
 
 /// `send_recv` started with the sender (loom 0.7 does not run a new thread
@@ -122,11 +122,10 @@ fn send_recv_sender_first() {
     let ready = Reach::new("first_poll_found_value");
     let waited = Reach::new("receiver_waited_for_value");
     let (r_ready, r_waited) = (ready.clone(), waited.clone());
-    check(
-        "oneshot::send_recv_sender_first",
-        &[&ready, &waited],
-        move || send_recv_scenario(true, &r_ready, &r_waited),
-    );
+    model!()
+        .reach(&ready)
+        .reach(&waited)
+        .check(move || send_recv_scenario(true, &r_ready, &r_waited));
 }
 
 /// tokio's `changing_rx_task`: the receiver is polled by one task, then
@@ -138,7 +137,7 @@ fn send_recv_sender_first() {
 fn changing_rx_task() {
     let changed = Reach::new("second_task_waited");
     let r = changed.clone();
-    check("oneshot::changing_rx_task", &[&changed], move || {
+    model!().reach(&changed).check(move || {
         let ledger = Ledger::new(1);
         let (tx, mut rx) = oneshot::channel();
         let (v, _) = value(&ledger);
@@ -175,7 +174,7 @@ fn close_races_send() {
     let sent = Reach::new("send_won");
     let refused = Reach::new("send_refused_after_close");
     let (r_sent, r_refused) = (sent.clone(), refused.clone());
-    check("oneshot::close_races_send", &[&sent, &refused], move || {
+    model!().reach(&sent).reach(&refused).check(move || {
         let ledger = Ledger::new(1);
         let (tx, mut rx) = oneshot::channel();
         let (v, _) = value(&ledger);
@@ -216,7 +215,7 @@ fn close_races_send() {
 fn changing_tx_task() {
     let changed = Reach::new("second_task_waited_for_close");
     let r = changed.clone();
-    check("oneshot::changing_tx_task", &[&changed], move || {
+    model!().reach(&changed).check(move || {
         let (mut tx, rx) = oneshot::channel::<usize>();
         let note = Handoff::new();
         let receiver = {
@@ -259,32 +258,28 @@ fn changing_tx_task() {
 fn close_publishes_receiver_writes() {
     let seen = Reach::new("sender_saw_close");
     let r = seen.clone();
-    check(
-        "oneshot::close_publishes_receiver_writes",
-        &[&seen],
-        move || {
-            let (tx, mut rx) = oneshot::channel::<usize>();
-            let note = Handoff::new();
-            let receiver = {
-                let note = note.clone();
-                thread::spawn(move || {
-                    note.write(7);
-                    rx.close();
-                    rx
-                })
-            };
-            thread::yield_now();
-            if r.hit_if(tx.is_closed()) {
-                assert_eq!(
-                    note.read(),
-                    7,
-                    "is_closed saw the close but not the write before it"
-                );
-            }
-            drop(receiver.join().unwrap());
-            drop(tx);
-        },
-    );
+    model!().reach(&seen).check(move || {
+        let (tx, mut rx) = oneshot::channel::<usize>();
+        let note = Handoff::new();
+        let receiver = {
+            let note = note.clone();
+            thread::spawn(move || {
+                note.write(7);
+                rx.close();
+                rx
+            })
+        };
+        thread::yield_now();
+        if r.hit_if(tx.is_closed()) {
+            assert_eq!(
+                note.read(),
+                7,
+                "is_closed saw the close but not the write before it"
+            );
+        }
+        drop(receiver.join().unwrap());
+        drop(tx);
+    });
 }
 
 /// tokio's check that a value sent successfully is never dropped on the
@@ -295,26 +290,22 @@ fn close_publishes_receiver_writes() {
 fn sent_value_not_dropped_on_sender_thread() {
     let dropped_by_rx = Reach::new("receiver_drop_dropped_value");
     let r = dropped_by_rx.clone();
-    check(
-        "oneshot::sent_value_not_dropped_on_sender_thread",
-        &[&dropped_by_rx],
-        move || {
-            let ledger = Ledger::new(1);
-            let (tx, rx) = oneshot::channel();
-            let (v, on_sender) = value(&ledger);
-            let sender = thread::spawn(move || send_marked(tx, v));
-            drop(rx);
-            let ok = sender.join().unwrap();
-            if ok {
-                r.hit();
-                assert!(
-                    !on_sender.get(),
-                    "send returned Ok, value dropped on the sender's thread"
-                );
-            }
-            ledger.assert_all_dropped_once();
-        },
-    );
+    model!().reach(&dropped_by_rx).check(move || {
+        let ledger = Ledger::new(1);
+        let (tx, rx) = oneshot::channel();
+        let (v, on_sender) = value(&ledger);
+        let sender = thread::spawn(move || send_marked(tx, v));
+        drop(rx);
+        let ok = sender.join().unwrap();
+        if ok {
+            r.hit();
+            assert!(
+                !on_sender.get(),
+                "send returned Ok, value dropped on the sender's thread"
+            );
+        }
+        ledger.assert_all_dropped_once();
+    });
 }
 
 /// tokio's rx-dropped-after-poll: the receiver registers a waker, then is
@@ -326,26 +317,22 @@ fn sent_value_not_dropped_on_sender_thread() {
 fn rx_dropped_after_poll_races_send() {
     let pended = Reach::new("receiver_pended_then_dropped");
     let r = pended.clone();
-    check(
-        "oneshot::rx_dropped_after_poll_races_send",
-        &[&pended],
-        move || {
-            let ledger = Ledger::new(1);
-            let (tx, mut rx) = oneshot::channel();
-            let (v, _) = value(&ledger);
-            let sender = thread::spawn(move || send_marked(tx, v));
-            let (waker, _) = counting_waker();
-            match Pin::new(&mut rx).poll(&mut Context::from_waker(&waker)) {
-                Poll::Ready(got) => ledger.deliver(got.expect("the sender sent").into_item()),
-                Poll::Pending => {
-                    r.hit();
-                    drop(rx);
-                }
+    model!().reach(&pended).check(move || {
+        let ledger = Ledger::new(1);
+        let (tx, mut rx) = oneshot::channel();
+        let (v, _) = value(&ledger);
+        let sender = thread::spawn(move || send_marked(tx, v));
+        let (waker, _) = counting_waker();
+        match Pin::new(&mut rx).poll(&mut Context::from_waker(&waker)) {
+            Poll::Ready(got) => ledger.deliver(got.expect("the sender sent").into_item()),
+            Poll::Pending => {
+                r.hit();
+                drop(rx);
             }
-            sender.join().unwrap();
-            ledger.assert_all_dropped_once();
-        },
-    );
+        }
+        sender.join().unwrap();
+        ledger.assert_all_dropped_once();
+    });
 }
 
 /// tokio's `recv_closed`: the sender is dropped without sending while the
@@ -356,24 +343,20 @@ fn rx_dropped_after_poll_races_send() {
 fn sender_dropped_while_receiver_waits() {
     let waited = Reach::new("receiver_waited_for_close");
     let r = waited.clone();
-    check(
-        "oneshot::sender_dropped_while_receiver_waits",
-        &[&waited],
-        move || {
-            let (tx, mut rx) = oneshot::channel::<usize>();
-            let sender = thread::spawn(move || drop(tx));
-            let (waker, _) = counting_waker();
-            let got = match Pin::new(&mut rx).poll(&mut Context::from_waker(&waker)) {
-                Poll::Ready(got) => got,
-                Poll::Pending => {
-                    r.hit();
-                    modelsync::block_on(rx)
-                }
-            };
-            assert!(got.is_err(), "received a value nobody sent");
-            sender.join().unwrap();
-        },
-    );
+    model!().reach(&waited).check(move || {
+        let (tx, mut rx) = oneshot::channel::<usize>();
+        let sender = thread::spawn(move || drop(tx));
+        let (waker, _) = counting_waker();
+        let got = match Pin::new(&mut rx).poll(&mut Context::from_waker(&waker)) {
+            Poll::Ready(got) => got,
+            Poll::Pending => {
+                r.hit();
+                modelsync::block_on(rx)
+            }
+        };
+        assert!(got.is_err(), "received a value nobody sent");
+        sender.join().unwrap();
+    });
 }
 
 /// Gap in tokio's suite: both ends dropped concurrently, after a send
@@ -385,21 +368,17 @@ fn sender_dropped_while_receiver_waits() {
 fn both_ends_dropped_concurrently() {
     let rx_last = Reach::new("sender_dropped_value_back");
     let r = rx_last.clone();
-    check(
-        "oneshot::both_ends_dropped_concurrently",
-        &[&rx_last],
-        move || {
-            let ledger = Ledger::new(1);
-            let (tx, rx) = oneshot::channel();
-            let (v, _) = value(&ledger);
-            let sender = thread::spawn(move || send_marked(tx, v));
-            let receiver = thread::spawn(move || drop(rx));
-            let sent = sender.join().unwrap();
-            receiver.join().unwrap();
-            r.hit_if(!sent);
-            ledger.assert_all_dropped_once();
-        },
-    );
+    model!().reach(&rx_last).check(move || {
+        let ledger = Ledger::new(1);
+        let (tx, rx) = oneshot::channel();
+        let (v, _) = value(&ledger);
+        let sender = thread::spawn(move || send_marked(tx, v));
+        let receiver = thread::spawn(move || drop(rx));
+        let sent = sender.join().unwrap();
+        receiver.join().unwrap();
+        r.hit_if(!sent);
+        ledger.assert_all_dropped_once();
+    });
 }
 
 /// Gap in tokio's suite: `try_recv` races `send`: it returns the value
@@ -411,36 +390,32 @@ fn try_recv_races_send() {
     let early = Reach::new("try_recv_saw_empty");
     let late = Reach::new("try_recv_got_value");
     let (r_early, r_late) = (early.clone(), late.clone());
-    check(
-        "oneshot::try_recv_races_send",
-        &[&early, &late],
-        move || {
-            let ledger = Ledger::new(1);
-            let (tx, mut rx) = oneshot::channel();
-            let (v, _) = value(&ledger);
-            let sender = thread::spawn(move || send_marked(tx, v));
-            // loom 0.7 never runs a new thread before the spawner's next load
-            // unless the spawner yields (see VERIFICATION.md); without this the
-            // "got value" case was unreachable.
-            thread::yield_now();
-            match rx.try_recv() {
-                Ok(v) => {
-                    r_late.hit();
-                    ledger.deliver(v.into_item());
-                }
-                Err(TryRecvError::Empty) => {
-                    r_early.hit();
-                    assert!(sender.join().unwrap());
-                    ledger.deliver(rx.try_recv().expect("sent and joined").into_item());
-                    ledger.assert_all_delivered_once();
-                    return;
-                }
-                Err(TryRecvError::Closed) => panic!("closed while the sender is alive"),
+    model!().reach(&early).reach(&late).check(move || {
+        let ledger = Ledger::new(1);
+        let (tx, mut rx) = oneshot::channel();
+        let (v, _) = value(&ledger);
+        let sender = thread::spawn(move || send_marked(tx, v));
+        // loom 0.7 never runs a new thread before the spawner's next load
+        // unless the spawner yields (see VERIFICATION.md); without this the
+        // "got value" case was unreachable.
+        thread::yield_now();
+        match rx.try_recv() {
+            Ok(v) => {
+                r_late.hit();
+                ledger.deliver(v.into_item());
             }
-            assert!(sender.join().unwrap());
-            ledger.assert_all_delivered_once();
-        },
-    );
+            Err(TryRecvError::Empty) => {
+                r_early.hit();
+                assert!(sender.join().unwrap());
+                ledger.deliver(rx.try_recv().expect("sent and joined").into_item());
+                ledger.assert_all_delivered_once();
+                return;
+            }
+            Err(TryRecvError::Closed) => panic!("closed while the sender is alive"),
+        }
+        assert!(sender.join().unwrap());
+        ledger.assert_all_delivered_once();
+    });
 }
 
 /// Gap in tokio's suite: the sender waits in `closed()` (changing wakers
@@ -453,31 +428,27 @@ fn try_recv_races_send() {
 fn closed_wait_races_close_then_send() {
     let waited = Reach::new("sender_waited_for_close");
     let r = waited.clone();
-    check(
-        "oneshot::closed_wait_races_close_then_send",
-        &[&waited],
-        move || {
-            let ledger = Ledger::new(1);
-            let (mut tx, mut rx) = oneshot::channel();
-            let receiver = thread::spawn(move || {
-                rx.close();
-                rx.try_recv().map(|v: Value| v.id())
-            });
-            let (waker, _) = counting_waker();
-            if tx
-                .poll_closed(&mut Context::from_waker(&waker))
-                .is_pending()
-            {
-                r.hit();
-                modelsync::block_on(tx.closed());
-            }
-            let (v, _) = value(&ledger);
-            assert!(
-                !send_marked(tx, v),
-                "send succeeded after closed() returned"
-            );
-            assert_eq!(receiver.join().unwrap(), Err(TryRecvError::Closed));
-            ledger.assert_all_dropped_once();
-        },
-    );
+    model!().reach(&waited).check(move || {
+        let ledger = Ledger::new(1);
+        let (mut tx, mut rx) = oneshot::channel();
+        let receiver = thread::spawn(move || {
+            rx.close();
+            rx.try_recv().map(|v: Value| v.id())
+        });
+        let (waker, _) = counting_waker();
+        if tx
+            .poll_closed(&mut Context::from_waker(&waker))
+            .is_pending()
+        {
+            r.hit();
+            modelsync::block_on(tx.closed());
+        }
+        let (v, _) = value(&ledger);
+        assert!(
+            !send_marked(tx, v),
+            "send succeeded after closed() returned"
+        );
+        assert_eq!(receiver.join().unwrap(), Err(TryRecvError::Closed));
+        ledger.assert_all_dropped_once();
+    });
 }

@@ -1,18 +1,12 @@
-//! Models of the parker (`src/park.rs`) and `block_on` (`src/block_on.rs`).
+//! Models of the parker (`src/park.rs`).
 //!
 //! Written once for loom, shuttle and std stress (see `harness/mod.rs`).
 //! loom and shuttle do not model time, so no model relies on a timeout.
 
-mod harness;
-
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
-
-use harness::{check, Flag, Handoff, Reach};
+use crate::harness::{model, Flag, Handoff, Reach};
 use modelsync::park::Parker;
-use modelsync::sync::atomic::{AtomicBool, Ordering::*};
-use modelsync::sync::{thread, Arc, Mutex};
+use modelsync::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use modelsync::sync::{thread, Arc};
 
 /// `unpark` races `park`: the parker always returns (loom reports a
 /// deadlock if a wake-up is lost) and sees what the unparker wrote before
@@ -27,7 +21,7 @@ fn unpark_races_park() {
     let before = Reach::new("unpark_before_park_began");
     let during = Reach::new("unpark_while_in_park");
     let (r_before, r_during) = (before.clone(), during.clone());
-    check("park::unpark_races_park", &[&before, &during], move || {
+    model!().reach(&before).reach(&during).check(move || {
         let parker = Parker::new();
         let unparker = parker.unparker().clone();
         let data = Handoff::new();
@@ -64,35 +58,31 @@ fn unpark_races_park() {
 fn unparks_store_one_permit() {
     let both_first = Reach::new("both_unparks_before_park");
     let r = both_first.clone();
-    check(
-        "park::unparks_store_one_permit",
-        &[&both_first],
-        move || {
-            let parker = Parker::new();
-            let unparker = parker.unparker().clone();
-            let done = Flag::default();
-            let t = {
-                let done = done.clone();
-                thread::spawn(move || {
-                    unparker.unpark();
-                    unparker.unpark();
-                    done.set();
-                })
-            };
-            // Let the unparker run first (loom 0.7 does not start a new thread
-            // before the spawner's next scheduling point).
-            thread::yield_now();
-            let both_before = done.get();
-            parker.park();
-            t.join().unwrap();
-            if r.hit_if(both_before) {
-                assert!(
-                    !parker.has_permit(),
-                    "two unparks stored more than one permit"
-                );
-            }
-        },
-    );
+    model!().reach(&both_first).check(move || {
+        let parker = Parker::new();
+        let unparker = parker.unparker().clone();
+        let done = Flag::default();
+        let t = {
+            let done = done.clone();
+            thread::spawn(move || {
+                unparker.unpark();
+                unparker.unpark();
+                done.set();
+            })
+        };
+        // Let the unparker run first (loom 0.7 does not start a new thread
+        // before the spawner's next scheduling point).
+        thread::yield_now();
+        let both_before = done.get();
+        parker.park();
+        t.join().unwrap();
+        if r.hit_if(both_before) {
+            assert!(
+                !parker.has_permit(),
+                "two unparks stored more than one permit"
+            );
+        }
+    });
 }
 
 /// Two threads ping-pong through two parkers for two rounds: each park
@@ -105,7 +95,7 @@ fn unparks_store_one_permit() {
 fn ping_pong_rounds() {
     let overlapped = Reach::new("pong_parked_before_ping");
     let r = overlapped.clone();
-    check("park::ping_pong_rounds", &[&overlapped], move || {
+    model!().reach(&overlapped).check(move || {
         let (ping_parker, pong_parker) = (Parker::new(), Parker::new());
         let (ping_unparker, pong_unparker) = (
             ping_parker.unparker().clone(),
@@ -142,95 +132,4 @@ fn ping_pong_rounds() {
         pong.join().unwrap();
         r.hit_if(pong_first);
     });
-}
-
-/// A future that completes once another thread sets its flag and wakes
-/// the waker it registered.
-struct WokenFromAnotherThread {
-    ready: Arc<AtomicBool>,
-    waker: Arc<Mutex<Option<Waker>>>,
-    polls: usize,
-}
-
-impl WokenFromAnotherThread {
-    /// The future, and the thread that readies and wakes it.
-    fn spawn() -> (Self, thread::JoinHandle<()>) {
-        let ready = Arc::new(AtomicBool::new(false));
-        let waker: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
-        let waking = {
-            let (ready, waker) = (ready.clone(), waker.clone());
-            thread::spawn(move || {
-                // Release: publishes readiness to the future's Acquire load.
-                ready.store(true, Release);
-                if let Some(w) = waker.lock().take() {
-                    w.wake();
-                }
-            })
-        };
-        let future = WokenFromAnotherThread {
-            ready,
-            waker,
-            polls: 0,
-        };
-        (future, waking)
-    }
-}
-
-impl Future for WokenFromAnotherThread {
-    type Output = usize;
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        self.polls += 1;
-        *self.waker.lock() = Some(cx.waker().clone());
-        // Acquire: pairs with the waking thread's Release store.
-        if self.ready.load(Acquire) {
-            Poll::Ready(self.polls)
-        } else {
-            Poll::Pending
-        }
-    }
-}
-
-/// `block_on` of a future woken from another thread: the wake is never
-/// lost whether it arrives before the first poll, between poll and park,
-/// or while the thread is parked.
-///
-/// Checks: B-2, P-1.
-#[test]
-fn block_on_woken_from_another_thread() {
-    let pended = Reach::new("future_pended_then_woken");
-    let r = pended.clone();
-    check(
-        "park::block_on_woken_from_another_thread",
-        &[&pended],
-        move || {
-            let (future, waking) = WokenFromAnotherThread::spawn();
-            let polls = modelsync::block_on(future);
-            waking.join().unwrap();
-            r.hit_if(polls > 1);
-        },
-    );
-}
-
-/// `block_on` reuses one parker per thread: the wakes of one call do not
-/// make a later call on the same thread miss its own wake-up.
-///
-/// Checks: B-1, B-2.
-#[test]
-fn block_on_twice_on_one_thread() {
-    let second_pended = Reach::new("second_call_pended");
-    let r = second_pended.clone();
-    check(
-        "park::block_on_twice_on_one_thread",
-        &[&second_pended],
-        move || {
-            for call in 0..2 {
-                let (future, waking) = WokenFromAnotherThread::spawn();
-                let polls = modelsync::block_on(future);
-                if call == 1 {
-                    r.hit_if(polls > 1);
-                }
-                waking.join().unwrap();
-            }
-        },
-    );
 }

@@ -11,11 +11,14 @@
 //! loom scenarios use capacity 4 and at most 3 threads; the scale scenarios
 //! at the bottom are too big for loom and run under shuttle and std only.
 
-mod harness;
-
-use harness::{check, Flag, Handoff, Ledger, Reach, Tracked};
+use crate::harness::{model, Flag, Handoff, Ledger, Model, Reach, Tracked};
 use modelsync::queue::{Inject, Local, Steal};
 use modelsync::sync::thread;
+#[cfg(not(loom))]
+use modelsync::sync::{
+    atomic::{AtomicUsize, Ordering},
+    spin_loop, Arc,
+};
 
 const CAP: usize = 4;
 
@@ -77,32 +80,37 @@ fn steal_into_while_stolen_from(
 fn basic() {
     let stolen = Reach::new("steal_took_items");
     let r = stolen.clone();
-    check("queue::basic", &[&stolen], move || {
-        let ledger = Ledger::new(4);
-        let inject = Inject::new();
-        let mut local = Local::with_capacity(CAP);
-        let stealer = local.stealer();
-        let thief = {
-            let ledger = ledger.clone();
-            thread::spawn(move || {
-                let mut taken = 0;
-                for _ in 0..3 {
-                    taken += steal_once(&ledger, &stealer).len();
+    model!()
+        // Its complete run is too long for a pull request (VERIFICATION.md
+        // gives it); the nightly runs it.
+        .preemption_bound(3)
+        .reach(&stolen)
+        .check(move || {
+            let ledger = Ledger::new(4);
+            let inject = Inject::new();
+            let mut local = Local::with_capacity(CAP);
+            let stealer = local.stealer();
+            let thief = {
+                let ledger = ledger.clone();
+                thread::spawn(move || {
+                    let mut taken = 0;
+                    for _ in 0..3 {
+                        taken += steal_once(&ledger, &stealer).len();
+                    }
+                    taken
+                })
+            };
+            for round in 0..2 {
+                local.push_back(ledger.item(2 * round), &inject);
+                local.push_back(ledger.item(2 * round + 1), &inject);
+                if let Some(item) = local.pop() {
+                    ledger.deliver(item);
                 }
-                taken
-            })
-        };
-        for round in 0..2 {
-            local.push_back(ledger.item(2 * round), &inject);
-            local.push_back(ledger.item(2 * round + 1), &inject);
-            if let Some(item) = local.pop() {
-                ledger.deliver(item);
             }
-        }
-        drain(&ledger, &mut local, &inject);
-        r.hit_if(thief.join().unwrap() > 0);
-        ledger.assert_all_delivered_once();
-    });
+            drain(&ledger, &mut local, &inject);
+            r.hit_if(thief.join().unwrap() > 0);
+            ledger.assert_all_delivered_once();
+        });
 }
 
 /// tokio's `steal_overflow`: the owner fills and overflows its ring while a
@@ -115,7 +123,7 @@ fn steal_overflow() {
     let item_only = Reach::new("overflow_during_steal_moved_one");
     let half = Reach::new("overflow_moved_half_plus_one");
     let (r_item, r_half) = (item_only.clone(), half.clone());
-    check("queue::steal_overflow", &[&item_only, &half], move || {
+    model!().reach(&item_only).reach(&half).check(move || {
         let ledger = Ledger::new(6);
         let inject = Inject::new();
         let mut local = Local::with_capacity(CAP);
@@ -155,7 +163,7 @@ fn steal_overflow() {
 fn multi_stealer() {
     let both = Reach::new("both_stealers_took_items");
     let r = both.clone();
-    check("queue::multi_stealer", &[&both], move || {
+    model!().reach(&both).check(move || {
         let ledger = Ledger::new(4);
         let inject = Inject::new();
         let mut local = Local::with_capacity(CAP);
@@ -188,7 +196,7 @@ fn multi_stealer() {
 fn chained_steal() {
     let chained = Reach::new("claim_on_ring1_spanned_steal_into_it");
     let r = chained.clone();
-    check("queue::chained_steal", &[&chained], move || {
+    model!().reach(&chained).check(move || {
         let ledger = Ledger::new(6);
         let inject = Inject::new();
         let mut ring1 = Local::with_capacity(CAP);
@@ -222,31 +230,27 @@ fn chained_steal() {
 fn steal_of_items_just_stolen_in() {
     let restolen = Reach::new("thief_took_item_copied_in");
     let r = restolen.clone();
-    check(
-        "queue::steal_of_items_just_stolen_in",
-        &[&restolen],
-        move || {
-            let ledger = Ledger::new(4);
-            let inject = Inject::new();
-            let mut ring1 = Local::with_capacity(CAP);
-            let mut ring2 = Local::with_capacity(CAP);
-            for id in 0..4 {
-                ring2.push_back(ledger.item(id), &inject);
-            }
-            let ring1_stealer = ring1.stealer();
-            let thief = {
-                let ledger = ledger.clone();
-                thread::spawn(move || steal_once(&ledger, &ring1_stealer))
-            };
-            if let Some(item) = ring2.stealer().steal_into(&mut ring1) {
-                ledger.deliver(item);
-            }
-            r.hit_if(!thief.join().unwrap().is_empty());
-            drain(&ledger, &mut ring1, &inject);
-            drain(&ledger, &mut ring2, &inject);
-            ledger.assert_all_delivered_once();
-        },
-    );
+    model!().reach(&restolen).check(move || {
+        let ledger = Ledger::new(4);
+        let inject = Inject::new();
+        let mut ring1 = Local::with_capacity(CAP);
+        let mut ring2 = Local::with_capacity(CAP);
+        for id in 0..4 {
+            ring2.push_back(ledger.item(id), &inject);
+        }
+        let ring1_stealer = ring1.stealer();
+        let thief = {
+            let ledger = ledger.clone();
+            thread::spawn(move || steal_once(&ledger, &ring1_stealer))
+        };
+        if let Some(item) = ring2.stealer().steal_into(&mut ring1) {
+            ledger.deliver(item);
+        }
+        r.hit_if(!thief.join().unwrap().is_empty());
+        drain(&ledger, &mut ring1, &inject);
+        drain(&ledger, &mut ring2, &inject);
+        ledger.assert_all_delivered_once();
+    });
 }
 
 /// `Steal::len` read by a third thread while a steal's claim is in
@@ -259,35 +263,31 @@ fn steal_of_items_just_stolen_in() {
 fn stealer_len_during_claim() {
     let saw_claim = Reach::new("claim_in_progress_after_owner_pushed");
     let r = saw_claim.clone();
-    check(
-        "queue::stealer_len_during_claim",
-        &[&saw_claim],
-        move || {
-            let ledger = Ledger::new(3);
-            let inject = Inject::new();
-            let mut local = Local::with_capacity(CAP);
-            local.push_back(ledger.item(0), &inject);
-            ledger.deliver(local.pop().expect("just pushed"));
-            let (thief_stealer, observer_stealer) = (local.stealer(), local.stealer());
-            let thief = {
-                let ledger = ledger.clone();
-                thread::spawn(move || steal_once(&ledger, &thief_stealer))
-            };
-            let observer = thread::spawn(move || {
-                let len = observer_stealer.len();
-                assert!(len <= CAP, "Steal::len returned {len} for a ring of {CAP}");
-            });
-            // Pushed after the owner's last head write (the pop above).
-            for id in 1..3 {
-                local.push_back(ledger.item(id), &inject);
-            }
-            r.hit_if(local.claimed_by_stealer() > 0);
-            thief.join().unwrap();
-            observer.join().unwrap();
-            drain(&ledger, &mut local, &inject);
-            ledger.assert_all_delivered_once();
-        },
-    );
+    model!().reach(&saw_claim).check(move || {
+        let ledger = Ledger::new(3);
+        let inject = Inject::new();
+        let mut local = Local::with_capacity(CAP);
+        local.push_back(ledger.item(0), &inject);
+        ledger.deliver(local.pop().expect("just pushed"));
+        let (thief_stealer, observer_stealer) = (local.stealer(), local.stealer());
+        let thief = {
+            let ledger = ledger.clone();
+            thread::spawn(move || steal_once(&ledger, &thief_stealer))
+        };
+        let observer = thread::spawn(move || {
+            let len = observer_stealer.len();
+            assert!(len <= CAP, "Steal::len returned {len} for a ring of {CAP}");
+        });
+        // Pushed after the owner's last head write (the pop above).
+        for id in 1..3 {
+            local.push_back(ledger.item(id), &inject);
+        }
+        r.hit_if(local.claimed_by_stealer() > 0);
+        thief.join().unwrap();
+        observer.join().unwrap();
+        drain(&ledger, &mut local, &inject);
+        ledger.assert_all_delivered_once();
+    });
 }
 
 /// A gap in tokio's suite, whose overflow target is a single-threaded
@@ -299,42 +299,38 @@ fn stealer_len_during_claim() {
 fn inject_push_pop_during_overflow() {
     let got_overflow = Reach::new("consumer_popped_an_overflowed_item");
     let r = got_overflow.clone();
-    check(
-        "queue::inject_push_pop_during_overflow",
-        &[&got_overflow],
-        move || {
-            let ledger = Ledger::new(6);
-            let inject = modelsync::sync::Arc::new(Inject::new());
-            let mut local = Local::with_capacity(CAP);
-            let consumer = {
-                let (ledger, inject) = (ledger.clone(), inject.clone());
-                thread::spawn(move || {
-                    inject.push(ledger.item(5));
-                    let mut popped = Vec::new();
-                    for _ in 0..2 {
-                        if let Some(item) = inject.pop() {
-                            popped.push(item.id());
-                            ledger.deliver(item);
-                        }
+    model!().reach(&got_overflow).check(move || {
+        let ledger = Ledger::new(6);
+        let inject = modelsync::sync::Arc::new(Inject::new());
+        let mut local = Local::with_capacity(CAP);
+        let consumer = {
+            let (ledger, inject) = (ledger.clone(), inject.clone());
+            thread::spawn(move || {
+                inject.push(ledger.item(5));
+                let mut popped = Vec::new();
+                for _ in 0..2 {
+                    if let Some(item) = inject.pop() {
+                        popped.push(item.id());
+                        ledger.deliver(item);
                     }
-                    popped
-                })
-            };
-            for id in 0..5 {
-                local.push_back(ledger.item(id), &inject);
-            }
-            let popped = consumer.join().unwrap();
-            r.hit_if(popped.iter().any(|&id| id < 5));
-            // Items of one overflow batch stay in order relative to each other.
-            let ours: Vec<usize> = popped.iter().copied().filter(|&id| id < 5).collect();
-            assert!(
-                ours.windows(2).all(|w| w[0] < w[1]),
-                "overflow batch reordered: {popped:?}"
-            );
-            drain(&ledger, &mut local, &inject);
-            ledger.assert_all_delivered_once();
-        },
-    );
+                }
+                popped
+            })
+        };
+        for id in 0..5 {
+            local.push_back(ledger.item(id), &inject);
+        }
+        let popped = consumer.join().unwrap();
+        r.hit_if(popped.iter().any(|&id| id < 5));
+        // Items of one overflow batch stay in order relative to each other.
+        let ours: Vec<usize> = popped.iter().copied().filter(|&id| id < 5).collect();
+        assert!(
+            ours.windows(2).all(|w| w[0] < w[1]),
+            "overflow batch reordered: {popped:?}"
+        );
+        drain(&ledger, &mut local, &inject);
+        ledger.assert_all_delivered_once();
+    });
 }
 
 /// A steal races the owner's pop of the last item: exactly one of them gets
@@ -346,40 +342,39 @@ fn steal_races_pop_of_last_item() {
     let thief_won = Reach::new("thief_took_last_item");
     let owner_won = Reach::new("owner_popped_last_item");
     let (r_thief, r_owner) = (thief_won.clone(), owner_won.clone());
-    check(
-        "queue::steal_races_pop_of_last_item",
-        &[&thief_won, &owner_won],
-        move || {
-            let ledger = Ledger::new(1);
-            let inject = Inject::new();
-            let mut local = Local::with_capacity(CAP);
-            local.push_back(ledger.item(0), &inject);
-            let stealer = local.stealer();
-            let thief = {
-                let ledger = ledger.clone();
-                thread::spawn(move || steal_once(&ledger, &stealer))
-            };
-            let popped = local.pop();
-            r_owner.hit_if(popped.is_some());
-            if let Some(item) = popped {
-                ledger.deliver(item);
-            }
-            r_thief.hit_if(!thief.join().unwrap().is_empty());
-            ledger.assert_all_delivered_once();
-        },
-    );
+    model!().reach(&thief_won).reach(&owner_won).check(move || {
+        let ledger = Ledger::new(1);
+        let inject = Inject::new();
+        let mut local = Local::with_capacity(CAP);
+        local.push_back(ledger.item(0), &inject);
+        let stealer = local.stealer();
+        let thief = {
+            let ledger = ledger.clone();
+            thread::spawn(move || steal_once(&ledger, &stealer))
+        };
+        let popped = local.pop();
+        r_owner.hit_if(popped.is_some());
+        if let Some(item) = popped {
+            ledger.deliver(item);
+        }
+        r_thief.hit_if(!thief.join().unwrap().is_empty());
+        ledger.assert_all_delivered_once();
+    });
 }
 
-/// Indices start two steps before `u32::MAX`, so pushes, pops, a steal and
-/// an overflow all cross the wraparound.
+/// A steal across the `u32` wraparound, racing the owner's pop and pushes:
+/// indices start two steps before `u32::MAX`, so the items the thief may
+/// take sit on both sides of the wrap, and the owner's pushes cross it.
+/// (With the owner's overflow in the same model its complete run did not
+/// finish in 600 s; `overflow_across_u32_max` is the other half.)
 ///
 /// Checks.
 #[test]
-fn wraparound_at_u32_max() {
+fn steal_across_u32_max() {
     let across = Reach::new("steal_took_item_pushed_after_wrap");
     let r = across.clone();
-    check("queue::wraparound_at_u32_max", &[&across], move || {
-        let ledger = Ledger::new(6);
+    model!().reach(&across).check(move || {
+        let ledger = Ledger::new(5);
         let inject = Inject::new();
         let mut local = Local::with_capacity_at_index(CAP, u32::MAX - 1);
         for id in 0..3 {
@@ -390,11 +385,47 @@ fn wraparound_at_u32_max() {
             let ledger = ledger.clone();
             thread::spawn(move || steal_once(&ledger, &stealer))
         };
-        for id in 3..6 {
+        // Let the thief start first (see `steal_into_while_stolen_from`).
+        thread::yield_now();
+        if let Some(item) = local.pop() {
+            ledger.deliver(item);
+        }
+        for id in 3..5 {
             local.push_back(ledger.item(id), &inject);
         }
-        // Items 2.. sit at indices 0.. after the wrap.
+        // Item 2 sits at index 0, after the wrap.
         r.hit_if(thief.join().unwrap().iter().any(|&id| id >= 2));
+        drain(&ledger, &mut local, &inject);
+        ledger.assert_all_delivered_once();
+    });
+}
+
+/// An overflow across the `u32` wraparound racing a steal: the ring holds
+/// four items at indices `u32::MAX - 1` to 1, so the half it moves to the
+/// inject queue, and the claim a concurrent thief makes, both span the wrap.
+///
+/// Checks.
+#[test]
+fn overflow_across_u32_max() {
+    let spilled = Reach::new("overflow_moved_items_across_wrap");
+    let r = spilled.clone();
+    model!().reach(&spilled).check(move || {
+        let ledger = Ledger::new(5);
+        let inject = Inject::new();
+        let mut local = Local::with_capacity_at_index(CAP, u32::MAX - 1);
+        for id in 0..4 {
+            local.push_back(ledger.item(id), &inject);
+        }
+        let stealer = local.stealer();
+        let thief = {
+            let ledger = ledger.clone();
+            thread::spawn(move || steal_once(&ledger, &stealer))
+        };
+        local.push_back(ledger.item(4), &inject);
+        // Only this thread touches `inject`: more than the new item means
+        // the ring's oldest half moved.
+        r.hit_if(inject.len() > 1);
+        thief.join().unwrap();
         drain(&ledger, &mut local, &inject);
         ledger.assert_all_delivered_once();
     });
@@ -409,35 +440,30 @@ fn wraparound_at_u32_max() {
 fn local_dropped_while_stealer_lives() {
     let after_drop = Reach::new("steal_after_local_dropped");
     let r = after_drop.clone();
-    check(
-        "queue::local_dropped_while_stealer_lives",
-        &[&after_drop],
-        move || {
-            let ledger = Ledger::new(3);
-            let inject = Inject::new();
-            let mut local = Local::with_capacity(CAP);
-            for id in 0..3 {
-                local.push_back(ledger.item(id), &inject);
-            }
-            let stealer = local.stealer();
-            let local_gone =
-                modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
-            let thief = {
-                let (ledger, local_gone) = (ledger.clone(), local_gone.clone());
-                thread::spawn(move || {
-                    // Relaxed: the flag only labels the execution for the reach
-                    // counter; the queue's own handles carry the synchronisation.
-                    let gone = local_gone.load(modelsync::sync::atomic::Ordering::Relaxed);
-                    let ids = steal_once(&ledger, &stealer);
-                    !ids.is_empty() && gone
-                })
-            };
-            drop(local);
-            local_gone.store(true, modelsync::sync::atomic::Ordering::Relaxed);
-            r.hit_if(thief.join().unwrap());
-            ledger.assert_all_dropped_once();
-        },
-    );
+    model!().reach(&after_drop).check(move || {
+        let ledger = Ledger::new(3);
+        let inject = Inject::new();
+        let mut local = Local::with_capacity(CAP);
+        for id in 0..3 {
+            local.push_back(ledger.item(id), &inject);
+        }
+        let stealer = local.stealer();
+        let local_gone = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
+        let thief = {
+            let (ledger, local_gone) = (ledger.clone(), local_gone.clone());
+            thread::spawn(move || {
+                // Relaxed: the flag only labels the execution for the reach
+                // counter; the queue's own handles carry the synchronisation.
+                let gone = local_gone.load(modelsync::sync::atomic::Ordering::Relaxed);
+                let ids = steal_once(&ledger, &stealer);
+                !ids.is_empty() && gone
+            })
+        };
+        drop(local);
+        local_gone.store(true, modelsync::sync::atomic::Ordering::Relaxed);
+        r.hit_if(thief.join().unwrap());
+        ledger.assert_all_dropped_once();
+    });
 }
 
 /// Stealing into a ring that is itself being stolen from, with the copy
@@ -445,97 +471,112 @@ fn local_dropped_while_stealer_lives() {
 /// 4) holds items at indices 1..4, so the thief claims slots 1 and 2 while
 /// the main thread copies from ring A into B's free slots 4 and 5 (that is,
 /// 0 and 1 modulo 4). Computing B's free room from `real` instead of `steal`
-/// (seeded bug 8's family) overwrites a slot the thief still reads.
+/// (seeded bug `queue-steal-into-ignores-claimed-slots`) overwrites a slot
+/// the thief still reads.
 ///
 /// Checks.
 #[test]
 fn steal_into_queue_being_stolen() {
     let spanned = Reach::new("claim_on_b_spanned_steal_into_b");
     let r = spanned.clone();
-    check(
-        "queue::steal_into_queue_being_stolen",
-        &[&spanned],
-        move || {
-            let ledger = Ledger::new(10);
-            let inject = Inject::new();
-            let mut ring_a = Local::with_capacity(2 * CAP);
-            let mut ring_b = Local::with_capacity(CAP);
-            for id in 0..6 {
-                ring_a.push_back(ledger.item(id), &inject);
-            }
-            for id in 6..10 {
-                ring_b.push_back(ledger.item(id), &inject);
-            }
-            ledger.deliver(ring_b.pop().expect("ring B holds four items"));
-            let b_stealer = ring_b.stealer();
-            let thief = {
-                let ledger = ledger.clone();
-                thread::spawn(move || steal_once(&ledger, &b_stealer))
-            };
-            steal_into_while_stolen_from(&ledger, &ring_a.stealer(), &mut ring_b, &r);
-            thief.join().unwrap();
-            drain(&ledger, &mut ring_a, &inject);
-            drain(&ledger, &mut ring_b, &inject);
-            ledger.assert_all_delivered_once();
-        },
-    );
+    model!().reach(&spanned).check(move || {
+        let ledger = Ledger::new(10);
+        let inject = Inject::new();
+        let mut ring_a = Local::with_capacity(2 * CAP);
+        let mut ring_b = Local::with_capacity(CAP);
+        for id in 0..6 {
+            ring_a.push_back(ledger.item(id), &inject);
+        }
+        for id in 6..10 {
+            ring_b.push_back(ledger.item(id), &inject);
+        }
+        ledger.deliver(ring_b.pop().expect("ring B holds four items"));
+        let b_stealer = ring_b.stealer();
+        let thief = {
+            let ledger = ledger.clone();
+            thread::spawn(move || steal_once(&ledger, &b_stealer))
+        };
+        steal_into_while_stolen_from(&ledger, &ring_a.stealer(), &mut ring_b, &r);
+        thief.join().unwrap();
+        drain(&ledger, &mut ring_a, &inject);
+        drain(&ledger, &mut ring_b, &inject);
+        ledger.assert_all_delivered_once();
+    });
 }
 
-/// ANCHORS.md bug 9, the ABA class: a stealer stalls between loading the
-/// head and its CAS while the owner pops and pushes eight items, so the
-/// indices move a full 3-bit cycle and the ring is empty again. The CAS must
-/// fail on the stale head (with `u32` indices it cannot match); a
-/// successful one would claim slots the owner already emptied and reused.
+/// The ABA class (tokio #5041, seeded as `queue-aba-narrow-indices`): a
+/// stealer stalls between loading the head and its CAS while the owner pops
+/// and pushes eight items, so the indices move a full 3-bit cycle and the
+/// ring is empty again. The CAS must fail on the stale head (with `u32`
+/// indices it cannot match); a successful one would claim slots the owner
+/// already emptied and reused.
 ///
 /// Checks.
 #[test]
 fn stealer_stalls_while_owner_cycles() {
-    let spanned = Reach::new("steal_spanned_owner_cycle");
-    let r = spanned.clone();
-    check(
-        "queue::stealer_stalls_while_owner_cycles",
-        &[&spanned],
-        move || {
-            let ledger = Ledger::new(8);
-            let inject = Inject::new();
-            let mut local = Local::with_capacity(CAP);
-            for id in 0..2 {
-                local.push_back(ledger.item(id), &inject);
-            }
-            let (owner_started, owner_done) = (Flag::default(), Flag::default());
-            let stealer = local.stealer();
-            let thief = {
-                let (ledger, owner_started, owner_done) =
-                    (ledger.clone(), owner_started.clone(), owner_done.clone());
-                thread::spawn(move || {
-                    let began_first = !owner_started.get();
-                    steal_once(&ledger, &stealer);
-                    began_first && owner_done.get()
-                })
-            };
-            // Let the thief start first (see `steal_into_while_stolen_from`).
-            thread::yield_now();
-            owner_started.set();
-            for id in 2..8 {
-                if let Some(item) = local.pop() {
-                    ledger.deliver(item);
-                }
-                local.push_back(ledger.item(id), &inject);
-            }
-            while let Some(item) = local.pop() {
-                ledger.deliver(item);
-            }
-            owner_done.set();
-            r.hit_if(thief.join().unwrap());
-            drain(&ledger, &mut local, &inject);
-            ledger.assert_all_delivered_once();
-        },
-    );
+    // Its complete run does not finish in 600 s (VERIFICATION.md);
+    // `stealer_stalls_across_two_ring_cycles` is the complete one.
+    stalled_stealer_scenario(model!().preemption_bound(3), CAP, 8);
 }
 
-/// ANCHORS.md bug 11: `Steal::is_empty` is the signal an idle worker acts
-/// on, so a thread that sees items must also see what the owner wrote
-/// before pushing them. Here the owner writes a plain (non-atomic) cell,
+/// The same stall across two full cycles of a ring of capacity 2: small
+/// enough for a complete run, where the eight-step cycle above (which the
+/// seeded 3-bit ABA needs) is not.
+///
+/// Checks.
+#[test]
+fn stealer_stalls_across_two_ring_cycles() {
+    stalled_stealer_scenario(model!(), 2, 4);
+}
+
+/// A thief starts a steal of two items; the owner then pops and pushes
+/// until `items` have passed through the ring, and drains it. Reached when
+/// the thief's steal began before the owner's first step and ended after
+/// its last.
+fn stalled_stealer_scenario(model: Model, capacity: usize, items: usize) {
+    let spanned = Reach::new("steal_spanned_owner_cycle");
+    let r = spanned.clone();
+    model.reach(&spanned).check(move || {
+        let ledger = Ledger::new(items);
+        let inject = Inject::new();
+        let mut local = Local::with_capacity(capacity);
+        for id in 0..2 {
+            local.push_back(ledger.item(id), &inject);
+        }
+        let (owner_started, owner_done) = (Flag::default(), Flag::default());
+        let stealer = local.stealer();
+        let thief = {
+            let (ledger, owner_started, owner_done) =
+                (ledger.clone(), owner_started.clone(), owner_done.clone());
+            thread::spawn(move || {
+                let began_first = !owner_started.get();
+                steal_once(&ledger, &stealer);
+                began_first && owner_done.get()
+            })
+        };
+        // Let the thief start first (see `steal_into_while_stolen_from`).
+        thread::yield_now();
+        owner_started.set();
+        for id in 2..items {
+            if let Some(item) = local.pop() {
+                ledger.deliver(item);
+            }
+            local.push_back(ledger.item(id), &inject);
+        }
+        while let Some(item) = local.pop() {
+            ledger.deliver(item);
+        }
+        owner_done.set();
+        r.hit_if(thief.join().unwrap());
+        drain(&ledger, &mut local, &inject);
+        ledger.assert_all_delivered_once();
+    });
+}
+
+/// The bug a change proposed in tokio #7385 / #7390 would have introduced
+/// (seeded as `queue-len-loads-tail-relaxed`): `Steal::is_empty` is the
+/// signal an idle worker acts on, so a thread that sees items must also see
+/// what the owner wrote before pushing them. Here the owner writes a plain (non-atomic) cell,
 /// then pushes; an observer that sees the queue non-empty reads the cell.
 /// loom fails the model if that read is not ordered after the write.
 ///
@@ -544,30 +585,26 @@ fn stealer_stalls_while_owner_cycles() {
 fn non_empty_publishes_owner_writes() {
     let saw_items = Reach::new("observer_saw_items");
     let r = saw_items.clone();
-    check(
-        "queue::non_empty_publishes_owner_writes",
-        &[&saw_items],
-        move || {
-            let inject = Inject::new();
-            let mut local = Local::with_capacity(CAP);
-            let written = Handoff::new();
-            let stealer = local.stealer();
-            let observer = {
-                let written = written.clone();
-                thread::spawn(move || {
-                    if stealer.is_empty() {
-                        return false;
-                    }
-                    let seen = written.read();
-                    assert_eq!(seen, 7, "saw the item but not the write before it");
-                    true
-                })
-            };
-            written.write(7);
-            local.push_back(1u32, &inject);
-            r.hit_if(observer.join().unwrap());
-        },
-    );
+    model!().reach(&saw_items).check(move || {
+        let inject = Inject::new();
+        let mut local = Local::with_capacity(CAP);
+        let written = Handoff::new();
+        let stealer = local.stealer();
+        let observer = {
+            let written = written.clone();
+            thread::spawn(move || {
+                if stealer.is_empty() {
+                    return false;
+                }
+                let seen = written.read();
+                assert_eq!(seen, 7, "saw the item but not the write before it");
+                true
+            })
+        };
+        written.write(7);
+        local.push_back(1u32, &inject);
+        r.hit_if(observer.join().unwrap());
+    });
 }
 
 /// `Steal::len` read by another thread while the owner pushes and pops
@@ -579,120 +616,105 @@ fn non_empty_publishes_owner_writes() {
 fn stealer_len_stays_within_capacity() {
     let saw_items = Reach::new("len_saw_items");
     let r = saw_items.clone();
-    check(
-        "queue::stealer_len_stays_within_capacity",
-        &[&saw_items],
-        move || {
-            let inject = Inject::new();
-            let mut local = Local::with_capacity(CAP);
-            let stealer = local.stealer();
-            let observer = thread::spawn(move || {
-                let mut max = 0;
-                for _ in 0..2 {
-                    let len = stealer.len();
-                    assert!(len <= CAP, "Steal::len returned {len} for a ring of {CAP}");
-                    max = max.max(len);
-                }
-                max
-            });
-            for id in 0..2u32 {
-                local.push_back(id, &inject);
-                assert_eq!(local.pop(), Some(id));
+    model!().reach(&saw_items).check(move || {
+        let inject = Inject::new();
+        let mut local = Local::with_capacity(CAP);
+        let stealer = local.stealer();
+        let observer = thread::spawn(move || {
+            let mut max = 0;
+            for _ in 0..2 {
+                let len = stealer.len();
+                assert!(len <= CAP, "Steal::len returned {len} for a ring of {CAP}");
+                max = max.max(len);
             }
-            r.hit_if(observer.join().unwrap() > 0);
-        },
-    );
+            max
+        });
+        for id in 0..2u32 {
+            local.push_back(id, &inject);
+            assert_eq!(local.pop(), Some(id));
+        }
+        r.hit_if(observer.join().unwrap() > 0);
+    });
 }
 
-/// Scale scenarios: beyond loom's reach, run under shuttle and std.
+/// A small executor: `workers` threads each push `per_worker` items into
+/// a ring of `capacity`, then pop their own, steal from peers in a
+/// scrambled order, and drain the inject queue, until every item is
+/// delivered. Returns how many items were stolen.
 #[cfg(not(loom))]
-mod scale {
-    use super::*;
-    use modelsync::sync::atomic::{AtomicUsize, Ordering};
-    use modelsync::sync::{spin_loop, Arc};
-
-    /// A small executor: `workers` threads each push `per_worker` items into
-    /// a ring of `capacity`, then pop their own, steal from peers in a
-    /// scrambled order, and drain the inject queue, until every item is
-    /// delivered. Returns how many items were stolen.
-    pub(super) fn executor(
-        ledger: &Ledger,
-        workers: usize,
-        capacity: usize,
-        per_worker: usize,
-    ) -> usize {
-        let inject = Arc::new(Inject::new());
-        let delivered = Arc::new(AtomicUsize::new(0));
-        let stolen = Arc::new(AtomicUsize::new(0));
-        let total = workers * per_worker;
-        let locals: Vec<Local<Tracked>> = (0..workers)
-            .map(|_| Local::with_capacity(capacity))
-            .collect();
-        let stealers: Arc<Vec<Steal<Tracked>>> =
-            Arc::new(locals.iter().map(Local::stealer).collect());
-        let handles: Vec<_> = locals
-            .into_iter()
-            .enumerate()
-            .map(|(w, mut local)| {
-                let (ledger, inject, delivered, stolen, stealers) = (
-                    ledger.clone(),
-                    inject.clone(),
-                    delivered.clone(),
-                    stolen.clone(),
-                    stealers.clone(),
-                );
-                thread::spawn(move || {
-                    let deliver = |item: Tracked| {
-                        ledger.deliver(item);
-                        // Relaxed: a progress count; the ledger checks identity.
-                        delivered.fetch_add(1, Ordering::Relaxed);
-                    };
-                    for i in 0..per_worker {
-                        local.push_back(ledger.item(w * per_worker + i), &inject);
+fn executor(ledger: &Ledger, workers: usize, capacity: usize, per_worker: usize) -> usize {
+    let inject = Arc::new(Inject::new());
+    let delivered = Arc::new(AtomicUsize::new(0));
+    let stolen = Arc::new(AtomicUsize::new(0));
+    let total = workers * per_worker;
+    let locals: Vec<Local<Tracked>> = (0..workers)
+        .map(|_| Local::with_capacity(capacity))
+        .collect();
+    let stealers: Arc<Vec<Steal<Tracked>>> = Arc::new(locals.iter().map(Local::stealer).collect());
+    let handles: Vec<_> = locals
+        .into_iter()
+        .enumerate()
+        .map(|(w, mut local)| {
+            let (ledger, inject, delivered, stolen, stealers) = (
+                ledger.clone(),
+                inject.clone(),
+                delivered.clone(),
+                stolen.clone(),
+                stealers.clone(),
+            );
+            thread::spawn(move || {
+                let deliver = |item: Tracked| {
+                    ledger.deliver(item);
+                    // Relaxed: a progress count; the ledger checks identity.
+                    delivered.fetch_add(1, Ordering::Relaxed);
+                };
+                for i in 0..per_worker {
+                    local.push_back(ledger.item(w * per_worker + i), &inject);
+                }
+                let mut seed = w as u64 * 0x9e37_79b9 + 1;
+                // Relaxed: termination only; every item's hand-off is
+                // synchronised by the queue itself.
+                while delivered.load(Ordering::Relaxed) < total {
+                    if let Some(item) = local.pop() {
+                        deliver(item);
+                        continue;
                     }
-                    let mut seed = w as u64 * 0x9e37_79b9 + 1;
-                    // Relaxed: termination only; every item's hand-off is
-                    // synchronised by the queue itself.
-                    while delivered.load(Ordering::Relaxed) < total {
-                        if let Some(item) = local.pop() {
-                            deliver(item);
-                            continue;
-                        }
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        let victim = (w + 1 + (seed as usize) % (workers - 1)) % workers;
-                        if let Some(item) = stealers[victim].steal_into(&mut local) {
-                            stolen.fetch_add(1, Ordering::Relaxed);
-                            deliver(item);
-                        } else if let Some(item) = inject.pop() {
-                            deliver(item);
-                        } else {
-                            spin_loop();
-                        }
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let victim = (w + 1 + (seed as usize) % (workers - 1)) % workers;
+                    if let Some(item) = stealers[victim].steal_into(&mut local) {
+                        stolen.fetch_add(1, Ordering::Relaxed);
+                        deliver(item);
+                    } else if let Some(item) = inject.pop() {
+                        deliver(item);
+                    } else {
+                        spin_loop();
                     }
-                })
+                }
             })
-            .collect();
-        for h in handles {
-            h.join().unwrap();
-        }
-        stolen.load(Ordering::Relaxed)
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
     }
+    stolen.load(Ordering::Relaxed)
+}
 
-    /// 4 workers, capacity 8, 64 items each, random victims.
-    ///
-    /// Checks.
-    #[test]
-    fn executor_4_workers() {
-        let stolen = Reach::new("steals_happened");
-        let r = stolen.clone();
-        check("queue::executor_4_workers", &[&stolen], move || {
-            let ledger = Ledger::new(4 * 64);
-            r.hit_if(executor(&ledger, 4, 8, 64) > 0);
-            ledger.assert_all_delivered_once();
-        });
-    }
+/// 4 workers, capacity 8, 64 items each, random victims: beyond loom's
+/// reach, run under shuttle and std.
+///
+/// Checks.
+#[cfg(not(loom))]
+#[test]
+fn executor_4_workers() {
+    let stolen = Reach::new("steals_happened");
+    let r = stolen.clone();
+    model!().reach(&stolen).check(move || {
+        let ledger = Ledger::new(4 * 64);
+        r.hit_if(executor(&ledger, 4, 8, 64) > 0);
+        ledger.assert_all_delivered_once();
+    });
 }
 
 /// The std stress test: 4 threads, 100,000 items (fewer under Miri).
@@ -703,6 +725,6 @@ mod scale {
 fn stress_std_100k_items() {
     let per_worker = if cfg!(miri) { 64 } else { 25_000 };
     let ledger = Ledger::new(4 * per_worker);
-    scale::executor(&ledger, 4, 256, per_worker);
+    executor(&ledger, 4, 256, per_worker);
     ledger.assert_all_delivered_once();
 }

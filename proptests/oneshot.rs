@@ -2,23 +2,16 @@
 //! against a sequential reference model: every operation's result, which
 //! waker is woken and how often, and that every value is dropped exactly
 //! once.
-#![cfg(not(any(loom, shuttle)))]
-
-// The harness's counting waker observes the channel from outside it.
-#[path = "../models/harness/mod.rs"]
-mod harness;
-mod support;
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use harness::counting_waker as counting;
+use crate::harness::counting_waker as counting;
 use modelsync::oneshot::{self, error::TryRecvError};
-use std::time::{Duration, Instant};
 
+use crate::support::{panic_message, DropLog, Item};
 use proptest::prelude::*;
-use support::{panic_message, DropLog, Item};
 
 #[derive(Debug, Clone, Copy)]
 enum Op {
@@ -95,7 +88,7 @@ proptest! {
     ///
     /// Checks: O-2, O-3, O-4, O-5.
     #[test]
-    fn oneshot_matches_reference_model(ops in proptest::collection::vec(op(), 1..12)) {
+    fn matches_reference_model(ops in proptest::collection::vec(op(), 1..12)) {
         let mut log = DropLog::default();
         let (tx, rx) = oneshot::channel::<Item>();
         let (mut tx, mut rx) = (Some(tx), Some(rx));
@@ -198,12 +191,11 @@ proptest! {
     }
 }
 
-/// Polling a receiver after it completed panics with a message, and
-/// `block_on` inside `block_on` panics with a message.
+/// Polling a receiver after it completed panics with a message.
 ///
-/// Checks: O-5, B-3.
+/// Checks: O-5.
 #[test]
-fn misuse_panics_with_message() {
+fn poll_after_completion_panics_with_message() {
     let (tx, mut rx) = oneshot::channel::<u32>();
     tx.send(1).unwrap();
     let (waker, _) = counting();
@@ -217,26 +209,15 @@ fn misuse_panics_with_message() {
     }));
     let message = panic_message(again.expect_err("poll after completion"));
     assert!(message.contains("after it completed"), "message: {message}");
-
-    let nested = std::panic::catch_unwind(|| {
-        modelsync::block_on(async { modelsync::block_on(async { 1 }) })
-    });
-    let message = panic_message(nested.expect_err("nested block_on"));
-    assert!(
-        message.contains("inside another block_on"),
-        "message: {message}"
-    );
-    // The thread's cached parker is usable again after the panic.
-    assert_eq!(modelsync::block_on(async { 2 }), 2);
 }
 
-/// `blocking_recv` returns the value, or `RecvError` when the sender is
-/// dropped, and the errors say what happened; the parker's timeouts return
-/// without a permit.
+/// `blocking_recv` returns the value sent from another thread, or
+/// `RecvError` when the sender is dropped, and the errors say what
+/// happened.
 ///
-/// Checks: B-2, O-4, O-5, P-5.
+/// Checks: O-4, O-5.
 #[test]
-fn blocking_recv_and_park_timeout() {
+fn blocking_recv_returns_value_or_error() {
     let (tx, rx) = oneshot::channel();
     let sender = modelsync::sync::thread::spawn(move || tx.send(5u32).unwrap());
     assert_eq!(rx.blocking_recv(), Ok(5));
@@ -247,31 +228,4 @@ fn blocking_recv_and_park_timeout() {
     assert_eq!(error.to_string(), "channel closed");
     assert_eq!(TryRecvError::Empty.to_string(), "channel empty");
     assert_eq!(TryRecvError::Closed.to_string(), "channel closed");
-
-    let parker = modelsync::park::Parker::new();
-    // Without a permit, a timed park waits out its timeout: it does not
-    // return early (spurious returns are allowed, needless ones are not).
-    let timeout = Duration::from_millis(20);
-    let start = Instant::now();
-    parker.park_timeout(timeout);
-    assert!(
-        start.elapsed() >= timeout,
-        "park_timeout returned after {:?}",
-        start.elapsed()
-    );
-    let deadline = Instant::now() + timeout;
-    parker.park_deadline(deadline);
-    assert!(
-        Instant::now() >= deadline,
-        "park_deadline returned before its deadline"
-    );
-    parker.park_deadline(Instant::now()); // a past deadline returns at once
-                                          // With a permit, timed parks return at once and consume it.
-    parker.unparker().unpark();
-    assert!(parker.has_permit());
-    parker.park_timeout(Duration::from_secs(3600));
-    assert!(!parker.has_permit());
-    parker.unparker().unpark();
-    parker.park_deadline(Instant::now() + Duration::from_secs(3600));
-    assert!(!parker.has_permit());
 }

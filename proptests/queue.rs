@@ -7,16 +7,13 @@
 //! same order: which items an overflow moves, which a steal moves and which
 //! one it returns are all compared by identity. Indices start at a random
 //! value, often just before `u32::MAX`, so wraparound is crossed.
-#![cfg(not(any(loom, shuttle)))]
-
-mod support;
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::support::{panic_message, DropLog, Item};
 use modelsync::queue::{Inject, Local};
 use proptest::prelude::*;
-use support::{panic_message, DropLog, Item};
 
 #[derive(Debug, Clone, Copy)]
 enum Op {
@@ -141,7 +138,7 @@ proptest! {
     ///
     /// Checks.
     #[test]
-    fn queue_matches_reference_model(
+    fn matches_reference_model(
         cap_log2 in [1u32..=3, 1u32..=3],
         start in [start_index(), start_index()],
         ops in proptest::collection::vec(op(), 1..120),

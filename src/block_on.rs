@@ -6,6 +6,25 @@
 //! any thread, stores the parker's permit. A wake that arrives while the
 //! future is being polled leaves the permit stored, so the next `park`
 //! returns at once and the future is polled again: no wake-up is lost (B-2).
+//!
+//! # Synchronization
+//!
+//! What a user may rely on (the IDs are VERIFICATION.md's):
+//!
+//! - **A wake happens-before the poll it causes**: everything a thread did
+//!   before calling `wake` (or `wake_by_ref`) on the waker `block_on` gave
+//!   the future is visible in the next poll, through the parker's permit
+//!   (P-4). No wake is lost, whether it arrives before the first poll,
+//!   during a poll or while the thread sleeps (B-2).
+//! - One parker and waker per thread, reused across calls: a wake left
+//!   over from an earlier call costs at most one extra poll of a later
+//!   future, never a missed wake (B-1).
+//!
+//! Not promised: the number of polls. A future woken during its own poll is
+//! polled again, and a stale wake from an earlier call on the same thread
+//! may cause one extra poll; futures must tolerate being polled when not
+//! ready, as the `Future` contract says. A `block_on` inside another on the
+//! same thread panics (B-3).
 
 use std::cell::RefCell;
 use std::future::Future;

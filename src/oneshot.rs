@@ -30,6 +30,26 @@
 //! with the allocation if neither happened. It is never dropped on the
 //! sender's thread once `send` returned `Ok`.
 //!
+//! # Synchronization
+//!
+//! What a user may rely on (the IDs are VERIFICATION.md's):
+//!
+//! - **A value sent happens-before it is received**: everything the sender
+//!   did before `send(v)` is visible to the thread that receives `v`, by
+//!   awaiting the `Receiver`, `try_recv` or `blocking_recv` (O-1).
+//! - **Closing happens-before the sender sees it**: everything the receiver
+//!   did before `close()` or its drop is visible to a sender that sees the
+//!   channel closed, through `is_closed` or `closed()` (O-6).
+//! - A value is received if and only if `send` returned `Ok`; otherwise
+//!   `send` hands it back (O-2). It is dropped exactly once, and never on
+//!   the sender's thread once `send` returned `Ok` (O-3).
+//! - The task waiting on either end is woken exactly once by the event it
+//!   waits for, and it is the task that polled last (O-4).
+//!
+//! Not promised: `is_closed() == false` does not mean a `send` will
+//! succeed (the receiver may close in between); `try_recv` returning
+//! `Empty` says nothing about the next instant.
+//!
 //! # Memory ordering
 //!
 //! An access that publishes a slot this side just wrote (the value, or a
@@ -51,6 +71,14 @@ const COMPLETE: usize = 0b0001;
 const CLOSED: usize = 0b0010;
 const RX_WAKER: usize = 0b0100;
 const TX_WAKER: usize = 0b1000;
+
+/// Whether any of `bits` is set in `state`. Every test of the state word goes
+/// through here, so a logic mutant of a test is one mutant of this
+/// function, which every test of the channel exercises.
+#[inline(always)]
+fn is_set(state: usize, bits: usize) -> bool {
+    state & bits != 0
+}
 
 pub mod error {
     //! Errors returned by the oneshot channel.
@@ -141,7 +169,7 @@ impl<T> Inner<T> {
         // touching anything the receiver published.
         let mut state = self.state.load(Relaxed);
         loop {
-            if state & CLOSED != 0 {
+            if is_set(state, CLOSED) {
                 return false;
             }
             // AcqRel on success: Release publishes the value slot to the
@@ -156,7 +184,7 @@ impl<T> Inner<T> {
                 Err(actual) => state = actual,
             }
         }
-        if state & RX_WAKER != 0 {
+        if is_set(state, RX_WAKER) {
             // SAFETY: RX_WAKER was set when we set COMPLETE, and the
             // receiver does not write its waker slot once it sees COMPLETE.
             self.rx_waker.with(|waker| {
@@ -178,7 +206,7 @@ impl<T> Inner<T> {
         let previous = self.state.fetch_or(CLOSED, AcqRel);
         // Wake only on the first close, and only if the sender may still
         // be waiting (it is gone once COMPLETE is set).
-        if previous & (TX_WAKER | COMPLETE | CLOSED) == TX_WAKER {
+        if is_set(previous, TX_WAKER) && !is_set(previous, COMPLETE | CLOSED) {
             // SAFETY: TX_WAKER was set when we set CLOSED, and the sender
             // does not write its waker slot once it sees CLOSED.
             self.tx_waker.with(|waker| {
@@ -188,6 +216,25 @@ impl<T> Inner<T> {
             });
         }
         previous
+    }
+
+    /// A sender dropped without sending: completes with an empty slot, so
+    /// the receiver sees `RecvError`.
+    #[inline(never)]
+    fn drop_unsent(this: Arc<Self>) {
+        this.complete();
+    }
+
+    /// A receiver dropped before it completed: closes the channel, and drops
+    /// a value already sent.
+    #[inline(never)]
+    fn drop_unreceived(this: Arc<Self>) {
+        if is_set(this.close(), COMPLETE) {
+            // SAFETY: COMPLETE observed by `close`'s Acquire RMW; this is
+            // the receiver's last access. Dropping the value here keeps it
+            // off the sender's thread (O-3).
+            drop(unsafe { this.take_value() });
+        }
     }
 
     /// Takes the value.
@@ -214,10 +261,10 @@ impl<T> Inner<T> {
     ) -> bool {
         // Acquire: takes the slots published with `done` (O-1).
         let state = self.state.load(Acquire);
-        if state & done != 0 {
+        if is_set(state, done) {
             return true;
         }
-        if state & bit != 0 {
+        if is_set(state, bit) {
             // SAFETY: the bit is set, so the other side may only read the
             // slot; so do we.
             let same = slot.with(|current| {
@@ -232,7 +279,7 @@ impl<T> Inner<T> {
             // published; it also keeps our slot write below after the
             // clear. No Release: clearing publishes nothing (class b).
             let state = self.state.fetch_and(!bit, Acquire);
-            if state & done != 0 {
+            if is_set(state, done) {
                 // The other side may be reading the slot: restore the bit
                 // and leave the slot alone.
                 // Relaxed: the slot is unchanged, nothing new to publish.
@@ -245,7 +292,7 @@ impl<T> Inner<T> {
         // AcqRel: Release publishes the slot write to the other side;
         // Acquire takes what `done` published if it was set meanwhile.
         let state = self.state.fetch_or(bit, AcqRel);
-        state & done != 0
+        is_set(state, done)
     }
 }
 
@@ -259,7 +306,11 @@ impl<T> Sender<T> {
             .take()
             .expect("a Sender always holds the channel until send");
         // SAFETY: before COMPLETE the value slot belongs to the sender.
-        inner.value.with_mut(|slot| unsafe { *slot = Some(value) });
+        // `write`, not `=`: the slot is known empty, so there is no old
+        // value to drop (and no check for one).
+        inner
+            .value
+            .with_mut(|slot| unsafe { slot.write(Some(value)) });
         if inner.complete() {
             return Ok(());
         }
@@ -276,7 +327,7 @@ impl<T> Sender<T> {
             .expect("a Sender holds the channel until send");
         // Acquire: a caller that sees the channel closed also sees what
         // the receiver wrote before closing it.
-        inner.state.load(Acquire) & CLOSED != 0
+        is_set(inner.state.load(Acquire), CLOSED)
     }
 
     /// Polls for the receiver being closed or dropped, registering the
@@ -300,11 +351,12 @@ impl<T> Sender<T> {
 }
 
 impl<T> Drop for Sender<T> {
+    // Only a check here, so that dropping a spent handle (after `send`)
+    // inlines into the caller; the work is out of line.
+    #[inline]
     fn drop(&mut self) {
         if let Some(inner) = self.inner.take() {
-            // Dropped without sending: complete with an empty slot, so the
-            // receiver sees `RecvError`.
-            inner.complete();
+            Inner::drop_unsent(inner);
         }
     }
 }
@@ -317,14 +369,14 @@ impl<T> Receiver<T> {
         };
         // Acquire: takes the value slot published with COMPLETE (O-1).
         let state = inner.state.load(Acquire);
-        if state & COMPLETE != 0 {
+        if is_set(state, COMPLETE) {
             // SAFETY: COMPLETE observed with Acquire; the receiver then
             // forgets the channel, so it takes the value at most once.
             let value = unsafe { inner.take_value() };
             self.inner = None;
             return value.ok_or(TryRecvError::Closed);
         }
-        if state & CLOSED != 0 {
+        if is_set(state, CLOSED) {
             return Err(TryRecvError::Closed);
         }
         Err(TryRecvError::Empty)
@@ -365,7 +417,7 @@ impl<T> Future for Receiver<T> {
         // that saw COMPLETE or CLOSED, so the value slot is already ours
         // (mutation report, class b).
         let state = inner.state.load(Relaxed);
-        let value = if state & COMPLETE != 0 {
+        let value = if is_set(state, COMPLETE) {
             // SAFETY: COMPLETE observed with Acquire; the receiver forgets
             // the channel below, so it takes the value at most once.
             unsafe { inner.take_value() }
@@ -378,14 +430,11 @@ impl<T> Future for Receiver<T> {
 }
 
 impl<T> Drop for Receiver<T> {
+    // As `Sender`'s: a spent receiver (after it completed) costs a check.
+    #[inline]
     fn drop(&mut self) {
         if let Some(inner) = self.inner.take() {
-            if inner.close() & COMPLETE != 0 {
-                // SAFETY: COMPLETE observed by `close`'s Acquire RMW; this
-                // is the receiver's last access. Dropping the value here
-                // keeps it off the sender's thread (O-3).
-                drop(unsafe { inner.take_value() });
-            }
+            Inner::drop_unreceived(inner);
         }
     }
 }

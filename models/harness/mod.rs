@@ -1,17 +1,28 @@
 //! The model harness: a scenario is written once and runs under whichever
 //! backend the build selected.
 //!
-//! | build            | what `check` does                                                   |
+//! | build            | what [`Model::check`] does                                          |
 //! |------------------|---------------------------------------------------------------------|
-//! | `--cfg loom`     | `loom::model::Builder`, preemption bound `LOOM_MAX_PREEMPTIONS` (default 2) |
+//! | `--cfg loom`     | `loom::model::Builder`: no preemption bound (complete) unless the model declares one, or `LOOM_MAX_PREEMPTIONS` overrides it (`none` for unbounded) |
 //! | `--cfg shuttle`  | random then PCT schedules, `MODELSYNC_SHUTTLE_ITERS` each (default 1000), seed `SHUTTLE_RANDOM_SEED` (default 24301), PCT depth `MODELSYNC_SHUTTLE_PCT_DEPTH` (default 3), optional time budget `MODELSYNC_SHUTTLE_SECS` |
 //! | neither          | `MODELSYNC_STRESS_ITERS` (default 200) repetitions on real threads |
+//!
+//! A model's name is derived, never typed: [`model!`] takes it from the
+//! module path and the test function (`queue::basic`), which is also the
+//! name libtest gives the test, the name `cargo test` filters on and the
+//! name VERIFICATION.md's `Checked by:` lines use. The harness asserts the
+//! two agree.
 //!
 //! Every run prints one line to stderr (not captured by the test harness):
 //! model name, backend, bound or iterations, executions, wall time and the
 //! count of each declared interleaving. With `MODELSYNC_REPORT=<file>` the
 //! same line is appended to that file, which `ci/nightly` turns into its
-//! summary table.
+//! summary table and `ci/model_table.py` into VERIFICATION.md's table.
+//!
+//! loom budgets: with `MODELSYNC_LOOM_BUDGET=<secs>` an unbounded run that
+//! does not finish within the budget is reported as out of budget, and the
+//! harness then runs bounds 2, 3, ... (each within the budget) and reports
+//! the highest that finished, which is what the nightly records.
 //!
 //! Reachability: a model declares the interleavings it exists for as
 //! [`Reach`] counters. Under loom (exhaustive within the bound) and shuttle
@@ -22,21 +33,47 @@
 //! This file and `ledger.rs` are the only test code that names std's atomics
 //! and locks: they count across executions, outside the model, and must not
 //! add scheduling points to it.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)] // each target uses a different part
 
 mod handoff;
 mod ledger;
 
-#[allow(unused_imports)] // not every model target hands off plain values
+#[allow(unused_imports)] // not every target hands off plain values
 pub use handoff::Handoff;
 
-#[allow(unused_imports)] // not every model target tracks items
+#[allow(unused_imports)] // not every target tracks items
 pub use ledger::{Ledger, Tracked};
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
+#[cfg(any(loom, shuttle))]
+use std::time::Duration;
 use std::time::Instant;
+
+/// Starts a [`Model`] named after the enclosing test: `queue::basic` for
+/// `fn basic` in `models/queue.rs`. Call it in the test function's body.
+macro_rules! model {
+    () => {{
+        fn here() {}
+        $crate::harness::Model::new($crate::harness::test_name_of(::std::any::type_name_of_val(
+            &here,
+        )))
+    }};
+}
+#[allow(unused_imports)] // the proptests target includes the harness too
+pub(crate) use model;
+
+/// `models::queue::basic::here` -> `queue::basic`: drops the crate (the
+/// test target) and the marker function.
+pub fn test_name_of(marker_path: &str) -> String {
+    let parts: Vec<&str> = marker_path.split("::").collect();
+    assert!(
+        parts.len() >= 3 && parts[parts.len() - 1] == "here",
+        "model!() must be called directly in a test function's body, got {marker_path}"
+    );
+    parts[1..parts.len() - 1].join("::")
+}
 
 /// An interleaving a model exists to reach, counted across all executions.
 #[derive(Clone, Debug)]
@@ -71,6 +108,28 @@ impl Reach {
     }
 }
 
+/// A model's counts (executions and reaches), saved and restored when the
+/// nightly's fallback reports an earlier loom run than its last one.
+struct Counters {
+    executions: Arc<AtomicUsize>,
+    reaches: Vec<Reach>,
+}
+
+impl Counters {
+    fn save(&self) -> Vec<usize> {
+        let mut saved = vec![self.executions.load(Relaxed)];
+        saved.extend(self.reaches.iter().map(Reach::count));
+        saved
+    }
+
+    fn restore(&self, saved: &[usize]) {
+        self.executions.store(saved[0], Relaxed);
+        for (reach, &count) in self.reaches.iter().zip(&saved[1..]) {
+            reach.hits.store(count, Relaxed);
+        }
+    }
+}
+
 /// A per-execution boolean that is not a scheduling point: models use it to
 /// record what one thread saw of another's progress, for reachability
 /// only, never to synchronise.
@@ -87,112 +146,278 @@ impl Flag {
     }
 }
 
-fn env_usize(name: &str, default: usize) -> usize {
-    match std::env::var(name) {
-        Ok(v) => v
+fn env_parse<T: std::str::FromStr>(name: &str, what: &str) -> Option<T> {
+    let value = std::env::var(name).ok()?;
+    Some(
+        value
             .parse()
-            .unwrap_or_else(|_| panic!("{name}={v:?} is not a non-negative integer")),
-        Err(_) => default,
-    }
+            .unwrap_or_else(|_| panic!("{name}={value:?} is not {what}")),
+    )
 }
 
-/// shuttle also reads `SHUTTLE_RANDOM_SEED` itself and accepts only
-/// decimal, so this does too.
-fn env_u64(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={v:?} is not a decimal u64")),
-        Err(_) => default,
-    }
+/// A scenario to run under the active backend, with the interleavings it
+/// must reach. Built by [`model!`].
+pub struct Model {
+    name: String,
+    reaches: Vec<Reach>,
+    /// The loom preemption bound this model runs at when
+    /// `LOOM_MAX_PREEMPTIONS` is not set; `None` is a complete run.
+    default_bound: Option<usize>,
 }
 
-/// Runs `scenario` under the active backend, prints the result line and
-/// fails if any of `reaches` was never reached (loom and shuttle only).
-pub fn check<F>(name: &str, reaches: &[&Reach], scenario: F)
-where
-    F: Fn() + Send + Sync + 'static,
-{
-    let executions = Arc::new(AtomicUsize::new(0));
-    let counted = {
-        let executions = executions.clone();
-        move || {
-            executions.fetch_add(1, Relaxed);
-            scenario();
+impl Model {
+    pub fn new(name: String) -> Self {
+        // libtest runs each test on a thread named after it: the derived
+        // name must be the one `cargo test` filters on.
+        if let Some(thread) = std::thread::current().name() {
+            if thread != "main" {
+                assert_eq!(
+                    thread, name,
+                    "the model's derived name is not its test's name"
+                );
+            }
         }
-    };
-    let start = Instant::now();
-    let (backend, bound) = run(counted);
-    let elapsed = start.elapsed();
+        Model {
+            name,
+            reaches: Vec::new(),
+            default_bound: None,
+        }
+    }
 
-    let reached: Vec<String> = reaches
-        .iter()
-        .map(|r| format!("{}={}", r.name, r.count()))
-        .collect();
-    let line = format!(
-        "model {name} backend={backend} {bound} executions={} time={:.2}s reached[{}]",
-        executions.load(Relaxed),
-        elapsed.as_secs_f64(),
-        reached.join(" "),
+    /// Declares an interleaving this model exists to reach.
+    pub fn reach(mut self, reach: &Reach) -> Self {
+        self.reaches.push(reach.clone());
+        self
+    }
+
+    /// Runs this model at preemption bound `bound` unless
+    /// `LOOM_MAX_PREEMPTIONS` says otherwise, because its complete run is
+    /// too long for pull-request CI (VERIFICATION.md's model table gives the
+    /// measured complete run, which the nightly repeats).
+    pub fn preemption_bound(mut self, bound: usize) -> Self {
+        self.default_bound = Some(bound);
+        self
+    }
+
+    /// Runs `scenario` under the active backend, prints the result line and
+    /// fails if any declared interleaving was never reached (loom and
+    /// shuttle only).
+    pub fn check<F>(self, scenario: F)
+    where
+        F: Fn() + Send + Sync + 'static,
+    {
+        assert_overflow_checks();
+        let executions = Arc::new(AtomicUsize::new(0));
+        let counted = {
+            let executions = executions.clone();
+            Arc::new(move || {
+                executions.fetch_add(1, Relaxed);
+                scenario();
+            })
+        };
+        let counters = Counters {
+            executions: executions.clone(),
+            reaches: self.reaches.clone(),
+        };
+        let start = Instant::now();
+        let (backend, setting) = run(self.default_bound, &counters, counted);
+        let elapsed = start.elapsed();
+
+        let reached: Vec<String> = self
+            .reaches
+            .iter()
+            .map(|r| format!("{}={}", r.name, r.count()))
+            .collect();
+        let line = format!(
+            "model {} backend={backend} {setting} executions={} time={:.2}s reached[{}]",
+            self.name,
+            executions.load(Relaxed),
+            elapsed.as_secs_f64(),
+            reached.join(" "),
+        );
+        let _ = writeln!(std::io::stderr(), "{line}");
+        if let Ok(path) = std::env::var("MODELSYNC_REPORT") {
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .unwrap_or_else(|e| panic!("cannot open MODELSYNC_REPORT={path}: {e}"));
+            writeln!(file, "{line}").expect("write MODELSYNC_REPORT");
+        }
+
+        if backend != "std" {
+            for r in &self.reaches {
+                assert!(
+                    r.count() > 0,
+                    "model {}: no execution reached `{}` ({setting}); the model is vacuous for it",
+                    self.name,
+                    r.name
+                );
+            }
+        }
+    }
+}
+
+/// Seeded bug `queue-plain-add-on-tail` (a `+` that must wrap) is caught
+/// only by overflow checks, which stable Rust cannot test for at compile
+/// time (`cfg(overflow_checks)` is unstable): a build without them fails
+/// every model here instead.
+/// (`models/main.rs` refuses to compile without debug assertions.)
+fn assert_overflow_checks() {
+    if cfg!(not(any(loom, shuttle))) {
+        return;
+    }
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let on = *ON.get_or_init(|| {
+        const PROBE: &str = "modelsync-overflow-probe";
+        // The probe's panic is expected: keep it out of the test output.
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().name() != Some(PROBE) {
+                previous(info);
+            }
+        }));
+        std::thread::Builder::new()
+            .name(PROBE.into())
+            .spawn(|| std::hint::black_box(u32::MAX) + 1)
+            .expect("spawn the overflow probe")
+            .join()
+            .is_err()
+    });
+    assert!(
+        on,
+        "model builds need overflow checks: the release profile in Cargo.toml keeps them on; \
+         do not override it (e.g. CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS)"
     );
-    let _ = writeln!(std::io::stderr(), "{line}");
-    if let Ok(path) = std::env::var("MODELSYNC_REPORT") {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .unwrap_or_else(|e| panic!("cannot open MODELSYNC_REPORT={path}: {e}"));
-        writeln!(file, "{line}").expect("write MODELSYNC_REPORT");
-    }
+}
 
-    if backend != "std" {
-        for r in reaches {
-            assert!(
-                r.count() > 0,
-                "model {name}: no execution reached `{}` ({bound}); the model is vacuous for it",
-                r.name
-            );
-        }
-    }
+/// loom's settings, read once per process: `LOOM_MAX_PREEMPTIONS=none` is
+/// ours (loom itself accepts only numbers), so it is taken out of the
+/// environment before loom's `Builder::new` reads it.
+#[cfg(loom)]
+struct LoomSettings {
+    /// `None`: each model's default. `Some(None)`: unbounded for all.
+    bound_override: Option<Option<usize>>,
+    budget: Option<Duration>,
 }
 
 #[cfg(loom)]
-fn run(scenario: impl Fn() + Send + Sync + 'static) -> (&'static str, String) {
-    let mut builder = loom::model::Builder::new();
-    // loom's own default is unbounded, which no model here finishes in time.
-    let bound = *builder.preemption_bound.get_or_insert(2);
-    let budget = builder.max_duration;
-    let start = Instant::now();
-    builder.check(scenario);
-    let mut desc = format!("preemption_bound={bound}");
-    if let Some(budget) = budget {
-        // A run stopped by LOOM_MAX_DURATION explored only part of the space.
-        if start.elapsed() >= budget {
-            desc.push_str(" TRUNCATED-BY-LOOM_MAX_DURATION(not-exhaustive)");
+fn loom_settings() -> &'static LoomSettings {
+    static SETTINGS: std::sync::OnceLock<LoomSettings> = std::sync::OnceLock::new();
+    SETTINGS.get_or_init(|| {
+        let bound_override = match std::env::var("LOOM_MAX_PREEMPTIONS") {
+            Err(_) => None,
+            Ok(v) if v == "none" => {
+                // Edition 2021: safe. std serialises its own environment
+                // accesses, and loom reads the environment only through std.
+                std::env::remove_var("LOOM_MAX_PREEMPTIONS");
+                Some(None)
+            }
+            Ok(v) => Some(Some(v.parse().unwrap_or_else(|_| {
+                panic!("LOOM_MAX_PREEMPTIONS={v:?} is neither a number nor `none`")
+            }))),
+        };
+        let budget = env_parse::<u64>("MODELSYNC_LOOM_BUDGET", "a number of seconds")
+            .map(Duration::from_secs);
+        LoomSettings {
+            bound_override,
+            budget,
         }
+    })
+}
+
+/// One loom run at `bound`; returns whether it finished (explored every
+/// execution) rather than running out of `budget`.
+#[cfg(loom)]
+fn loom_run(
+    bound: Option<usize>,
+    budget: Option<Duration>,
+    scenario: &Arc<dyn Fn() + Send + Sync>,
+) -> bool {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = bound;
+    if budget.is_some() {
+        builder.max_duration = budget;
+        // loom checks its time budget only every `checkpoint_interval`
+        // executions (20,000 by default).
+        builder.checkpoint_interval = 500;
     }
-    ("loom", desc)
+    let start = Instant::now();
+    let scenario = scenario.clone();
+    builder.check(move || scenario());
+    // loom returns early only once the budget has passed.
+    builder.max_duration.map_or(true, |b| start.elapsed() < b)
+}
+
+#[cfg(loom)]
+fn run(
+    default_bound: Option<usize>,
+    counters: &Counters,
+    scenario: Arc<dyn Fn() + Send + Sync>,
+) -> (&'static str, String) {
+    let settings = loom_settings();
+    let bound = settings.bound_override.unwrap_or(default_bound);
+    let show = |b: Option<usize>| b.map_or("none".to_string(), |b| b.to_string());
+    // LOOM_MAX_DURATION is loom's own budget; ours takes precedence.
+    let budget = settings
+        .budget
+        .or_else(|| loom::model::Builder::new().max_duration);
+    if loom_run(bound, budget, &scenario) {
+        return ("loom", format!("preemption_bound={}", show(bound)));
+    }
+    let budget_secs = budget.map_or(0, |b| b.as_secs());
+    if bound.is_some() || settings.budget.is_none() {
+        return (
+            "loom",
+            format!(
+                "preemption_bound={} TRUNCATED-AFTER-{budget_secs}s(not-exhaustive)",
+                show(bound)
+            ),
+        );
+    }
+    // The nightly's fallback: the highest bound that finishes in budget,
+    // reported with that run's counts.
+    let zero = vec![0; counters.reaches.len() + 1];
+    let mut finished = None;
+    for b in 2.. {
+        counters.restore(&zero);
+        if !loom_run(Some(b), budget, &scenario) {
+            break;
+        }
+        finished = Some((b, counters.save()));
+    }
+    let (highest, counts) = finished.unwrap_or_else(|| {
+        panic!("not even preemption bound 2 finishes within the {budget_secs}s budget")
+    });
+    counters.restore(&counts);
+    (
+        "loom",
+        format!("preemption_bound={highest} unbounded=out-of-budget({budget_secs}s)"),
+    )
 }
 
 #[cfg(shuttle)]
-fn run(scenario: impl Fn() + Send + Sync + 'static) -> (&'static str, String) {
+fn run(
+    _default_bound: Option<usize>,
+    _counters: &Counters,
+    scenario: Arc<dyn Fn() + Send + Sync>,
+) -> (&'static str, String) {
     use shuttle::scheduler::{PctScheduler, RandomScheduler};
     use shuttle::{Config, Runner};
-    use std::time::Duration;
 
-    let iters = env_usize("MODELSYNC_SHUTTLE_ITERS", 1000);
-    let seed = env_u64("SHUTTLE_RANDOM_SEED", 24301);
-    let depth = env_usize("MODELSYNC_SHUTTLE_PCT_DEPTH", 3);
-    let budget = std::env::var("MODELSYNC_SHUTTLE_SECS")
-        .ok()
-        .map(|s| Duration::from_secs(s.parse().expect("MODELSYNC_SHUTTLE_SECS is seconds")));
+    let iters = env_parse("MODELSYNC_SHUTTLE_ITERS", "a number").unwrap_or(1000);
+    // shuttle also reads SHUTTLE_RANDOM_SEED itself and accepts only
+    // decimal, so this does too.
+    let seed = env_parse("SHUTTLE_RANDOM_SEED", "a decimal u64").unwrap_or(24301);
+    let depth = env_parse("MODELSYNC_SHUTTLE_PCT_DEPTH", "a number").unwrap_or(3);
+    let budget =
+        env_parse::<u64>("MODELSYNC_SHUTTLE_SECS", "a number of seconds").map(Duration::from_secs);
     let config = || {
         let mut config = Config::new();
         // Each scheduler gets half the budget.
         config.max_time = budget.map(|b| b / 2);
         config
     };
-    let scenario = Arc::new(scenario);
     let random = {
         let s = scenario.clone();
         Runner::new(RandomScheduler::new_from_seed(seed, iters), config()).run(move || s())
@@ -208,8 +433,13 @@ fn run(scenario: impl Fn() + Send + Sync + 'static) -> (&'static str, String) {
 }
 
 #[cfg(not(any(loom, shuttle)))]
-fn run(scenario: impl Fn() + Send + Sync + 'static) -> (&'static str, String) {
-    let iters = env_usize("MODELSYNC_STRESS_ITERS", if cfg!(miri) { 2 } else { 200 });
+fn run(
+    _default_bound: Option<usize>,
+    _counters: &Counters,
+    scenario: Arc<dyn Fn() + Send + Sync>,
+) -> (&'static str, String) {
+    let default = if cfg!(miri) { 2 } else { 200 };
+    let iters = env_parse("MODELSYNC_STRESS_ITERS", "a number").unwrap_or(default);
     for _ in 0..iters {
         scenario();
     }

@@ -17,6 +17,7 @@ pub struct Inject<T> {
 }
 
 impl<T> Inject<T> {
+    /// An empty queue.
     pub fn new() -> Self {
         Self {
             items: Mutex::new(VecDeque::new()),
@@ -44,6 +45,7 @@ impl<T> Inject<T> {
         self.items.lock().len()
     }
 
+    /// Whether the queue held no item at the moment of the call.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

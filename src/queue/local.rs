@@ -59,10 +59,24 @@ const DEFAULT_CAPACITY: usize = 256;
 const MAX_CAPACITY: usize = 1 << 31;
 
 struct Ring<T> {
-    head: AtomicU64,
-    tail: AtomicU32,
+    head: CachePadded<AtomicU64>,
+    tail: CachePadded<AtomicU32>,
     mask: u32,
     slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
+}
+
+/// Keeps `head` (CAS'd by the owner and every stealer), `tail` (written by
+/// the owner) and the read-only fields on separate cache lines, as st3 and
+/// crossbeam-deque do: 128 bytes, because x86's adjacent-line prefetcher
+/// pulls cache lines in pairs.
+#[repr(align(128))]
+struct CachePadded<T>(T);
+
+impl<T> std::ops::Deref for CachePadded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 // SAFETY: the ring moves `T`s between threads (so `T: Send`), and its
@@ -96,8 +110,7 @@ pub struct Local<T> {
     /// lower bound of both: `push_back` trusts it for room and loads `head`
     /// only when the ring looks full, and `pop` starts its CAS from it
     /// instead of loading. Neither then waits for a load that waits for the
-    /// previous CAS (push_pop/64: 310 ns -> 264 ns; executor: 25.7 µs ->
-    /// 21 µs).
+    /// previous CAS (BENCHMARKS.md gives the measured effect).
     head_seen: u64,
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -115,8 +128,8 @@ impl<T> Ring<T> {
             .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
             .collect();
         Ring {
-            head: AtomicU64::new(pack(start, start)),
-            tail: AtomicU32::new(start),
+            head: CachePadded(AtomicU64::new(pack(start, start))),
+            tail: CachePadded(AtomicU32::new(start)),
             mask: (capacity - 1) as u32,
             slots,
         }
@@ -211,6 +224,7 @@ impl<T> Local<T> {
         }
     }
 
+    /// The number of slots, fixed at creation.
     pub fn capacity(&self) -> usize {
         self.ring.capacity() as usize
     }
@@ -225,6 +239,8 @@ impl<T> Local<T> {
         distance(real, tail) as usize
     }
 
+    /// Whether the owner holds no item (stealers may still be copying
+    /// items out).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -250,8 +266,7 @@ impl<T> Local<T> {
     #[inline]
     pub fn push_back(&mut self, mut item: T, overflow: &Inject<T>) {
         // Bound once: through `self`, the compiler reloads the ring pointer
-        // after every slot write, which it cannot prove leaves `self` alone
-        // (push_only/64: 155 ns -> 104 ns).
+        // after every slot write, which it cannot prove leaves `self` alone.
         let ring = &*self.ring;
         // Relaxed: only the owner (this thread) writes `tail`.
         let tail = ring.tail.load(Relaxed);
@@ -516,10 +531,15 @@ impl<T> Steal<T> {
         }
     }
 
+    /// The number of items not yet claimed, at the moment of the call. A
+    /// caller that sees items also sees every write the owner made before
+    /// pushing them.
     pub fn len(&self) -> usize {
         self.0.len() as usize
     }
 
+    /// Whether no item was left to claim at the moment of the call, with
+    /// the same synchronisation as [`len`](Self::len).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -11,6 +11,33 @@
 //! invariants it keeps are listed with IDs `Q-*` in VERIFICATION.md, and the
 //! models that check them are in `models/queue.rs`.
 //!
+//! # Synchronization
+//!
+//! What a user of the queue may rely on (the IDs are VERIFICATION.md's):
+//!
+//! - **An item carries its writes.** Everything the owner did before
+//!   `push_back(item)` happens-before whatever any thread does with `item`
+//!   after receiving it: from the owner's `pop`, from `steal_into` (the
+//!   returned item, and the items it moved into the destination ring, which
+//!   that ring's own owner and stealers then receive), or from the
+//!   `Inject` queue after an overflow (Q-1, Q-11).
+//! - **Seeing items is seeing their writes.** A thread whose
+//!   `Steal::len` or `Steal::is_empty` reports items also sees everything
+//!   the owner wrote before pushing them, so "see work, wake a worker,
+//!   steal" needs no other synchronisation (Q-12).
+//! - **Exactly once.** Every item pushed is received exactly once, by one
+//!   of `pop`, one `steal_into` or `Inject::pop`, or dropped exactly once
+//!   with the last handle of the ring or with the `Inject` queue (Q-4, Q-6).
+//! - **Order.** The owner pops its own items in FIFO order (Q-9); an
+//!   overflow moves the oldest half, in order, ahead of the new item, under
+//!   one lock (Q-7); a steal takes the oldest half, rounded up (Q-8).
+//!
+//! Not promised: `len` and `is_empty` are snapshots that may be stale when
+//! the caller reads them; `steal_into` returns `None` while another steal
+//! from the same ring is in progress, even if items remain (a worker tries
+//! another victim, or again later); there is no order between items taken
+//! by different stealers, or between a ring and the `Inject` queue.
+//!
 //! ```
 //! use modelsync::queue::{Inject, Local};
 //! # // rustdoc does not see `--cfg loom`; loom types panic outside a model.

@@ -1,24 +1,59 @@
-//! The one place that names std's, loom's or shuttle's synchronisation types.
+//! The one place that names std's, loom's or shuttle's synchronisation
+//! types: every primitive in this crate, and every model of it, is written
+//! against this module, so the same source runs on three backends chosen
+//! at build time.
 //!
-//! Every primitive in this crate is written against this module, so the same
-//! source runs on three backends chosen at build time:
+//! | cfg              | backend | what it gives                                               |
+//! |------------------|---------|-------------------------------------------------------------|
+//! | (none)           | std     | production code; zero-cost wrappers                         |
+//! | `--cfg loom`     | loom    | every interleaving (within a preemption bound, if one is set), with weak memory |
+//! | `--cfg shuttle`  | shuttle | random and PCT schedules at larger scale, sequentially consistent |
 //!
-//! | cfg              | backend | what it gives                                        |
-//! |------------------|---------|------------------------------------------------------|
-//! | (none)           | std     | production code; zero-cost wrappers                  |
-//! | `--cfg loom`     | loom    | every interleaving within a preemption bound, weak memory |
-//! | `--cfg shuttle`  | shuttle | random and PCT schedules at larger scale, SeqCst only |
+//! # What the shim does not model
 //!
-//! The API is the intersection the three can offer with one spelling:
-//! `UnsafeCell` exposes only the closure API `with` / `with_mut` (so loom can
-//! check every access), `Mutex::lock` returns its guard directly (poisoning
-//! is not part of any contract here), and `spin_loop` yields to the model
-//! scheduler so that spin loops terminate under loom and shuttle, whose
-//! schedulers are not fair.
+//! A model checks only what its backend can see. These are the gaps, and
+//! where the backends differ in what they accept:
 //!
-//! This module is `#[doc(hidden)] pub` so that the models under `models/`
-//! can spawn threads and share state on whichever backend is active. It is
-//! not part of the crate's stable API.
+//! - **loom** treats `SeqCst` loads, stores and read-modify-writes as
+//!   `AcqRel` (`SeqCst` fences are modelled), never explores load
+//!   buffering (a load reading a store that is later in program order of
+//!   another thread), never fails `compare_exchange_weak` spuriously, runs
+//!   at most 5 threads (the model's own included) and at most 1,000
+//!   branches per execution by default (`LOOM_MAX_BRANCHES`). Its scheduler
+//!   is not fair: a spin loop must call [`spin_loop`] or
+//!   [`thread::yield_now`], or the model never runs the thread it waits for.
+//! - **shuttle** makes every atomic access sequentially consistent, so it
+//!   cannot find a missing `Acquire` or `Release`; its [`UnsafeCell`] is
+//!   std's (accesses are not checked for races; loom's are), and its
+//!   [`Arc`] is std's (loom's is checked for leaks after every execution).
+//! - **Time**: neither loom nor shuttle models it. [`Condvar::wait_timeout`]
+//!   waits for a notification and never reports a timeout under them, so no
+//!   model may depend on a timeout; timed behaviour is tested on std only.
+//! - **`const` constructors**: `UnsafeCell::new`, `Mutex::new` and
+//!   `Condvar::new` are `const fn` on std and shuttle, and the atomics'
+//!   `new` is `const` on std and shuttle; on loom none of them is (loom
+//!   registers every object with the running model). A primitive that
+//!   offers a `const` constructor offers it on std and shuttle only.
+//! - **`thread_local!`**: loom's and shuttle's accept only the
+//!   `static NAME: T = expr;` form, not `const { expr }`, and reset their
+//!   values for every execution.
+//! - **Threads**: [`thread::spawn`], [`thread::park`] and
+//!   [`thread::current`] are the backend's; `std::thread::scope`,
+//!   `Builder` and thread names have no equivalent here.
+//!
+//! # The API
+//!
+//! The intersection the three can offer with one spelling: [`UnsafeCell`]
+//! exposes only the closure API `with` / `with_mut` (so loom can check every
+//! access); [`Mutex::lock`] returns its guard directly (poisoning is not
+//! part of any contract here); [`spin_loop`] is the CPU's pause instruction
+//! on std and a yield to the scheduler under loom and shuttle.
+//!
+//! This module is public so that the models under `models/` can spawn
+//! threads and share state on whichever backend is active, and so that code
+//! built on modelsync can be model-checked the same way. It follows the
+//! crate's version, but its contents change whenever a primitive needs a
+//! new type.
 
 #[cfg(all(loom, shuttle))]
 compile_error!("`--cfg loom` and `--cfg shuttle` select different backends; pass only one");
@@ -39,5 +74,6 @@ pub use backend::{
     atomic, spin_loop, thread, thread_local, Arc, Condvar, Mutex, MutexGuard, UnsafeCell,
 };
 
-/// The name of the active backend, as the model harness prints it.
+/// The name of the active backend (`"std"`, `"loom"` or `"shuttle"`), as the
+/// model harness prints it.
 pub const BACKEND: &str = backend::NAME;

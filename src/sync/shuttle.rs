@@ -1,67 +1,82 @@
 //! Randomised-schedule backend: shuttle runs random and PCT schedules over
 //! sequentially consistent atomics, reaching scales loom cannot.
 
-pub const NAME: &str = "shuttle";
+pub(super) const NAME: &str = "shuttle";
 
+/// Atomic integers, pointers and fences, with `Ordering`.
 pub mod atomic {
     pub use shuttle::sync::atomic::{
         fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
     };
 }
 
+/// Spawning, joining, yielding and parking threads.
 pub mod thread {
-    pub use shuttle::thread::{spawn, yield_now, JoinHandle};
+    pub use shuttle::thread::{current, park, spawn, yield_now, JoinHandle, Thread};
 }
 
-// shuttle re-exports std's Arc: reference counts need no scheduling points.
+/// The reference-counted pointer: loom's is checked for leaks after every
+/// execution; shuttle's is std's.
 pub use shuttle::sync::Arc;
-// Thread-locals are reset with every shuttle execution.
+/// Thread-local storage; loom's and shuttle's reset with every execution.
 pub use shuttle::thread_local;
 
+/// A spin-wait hint. Under shuttle it yields to the scheduler.
 #[inline]
 pub fn spin_loop() {
     shuttle::hint::spin_loop();
 }
 
-/// shuttle has no `UnsafeCell`: accesses are not scheduling points there
-/// (shuttle has no weak memory to check them against), so std's cell behind
-/// the closure API is exact.
+/// std's cell behind loom's closure API: shuttle has no `UnsafeCell` of its
+/// own (accesses are not scheduling points there, and with no weak memory
+/// it has nothing to check them against).
 #[derive(Debug)]
 #[repr(transparent)]
 pub struct UnsafeCell<T: ?Sized>(std::cell::UnsafeCell<T>);
 
 impl<T> UnsafeCell<T> {
+    /// A cell holding `value`.
     pub const fn new(value: T) -> Self {
         Self(std::cell::UnsafeCell::new(value))
     }
 
+    /// The contents; `self` is consumed, so no other access exists.
     pub fn into_inner(self) -> T {
         self.0.into_inner()
     }
 }
 
 impl<T: ?Sized> UnsafeCell<T> {
+    /// Gives `f` a shared pointer to the contents. The caller's protocol must
+    /// exclude concurrent writers for as long as `f` dereferences it.
     pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         f(self.0.get())
     }
 
+    /// Gives `f` a unique pointer to the contents. The caller's protocol must
+    /// exclude every other access for as long as `f` dereferences it.
     pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         f(self.0.get())
     }
 }
 
+/// A mutex without poisoning: a panic while locked is a bug in this crate
+/// and must not turn every later `lock` into a second panic.
 #[derive(Debug, Default)]
 pub struct Mutex<T: ?Sized>(shuttle::sync::Mutex<T>);
 
+/// The guard [`Mutex::lock`] returns; the lock is held until it is dropped.
 pub type MutexGuard<'a, T> = shuttle::sync::MutexGuard<'a, T>;
 
 impl<T> Mutex<T> {
-    pub fn new(value: T) -> Self {
+    /// An unlocked mutex holding `value`.
+    pub const fn new(value: T) -> Self {
         Self(shuttle::sync::Mutex::new(value))
     }
 }
 
 impl<T: ?Sized> Mutex<T> {
+    /// Blocks until the lock is free, then takes it.
     pub fn lock(&self) -> MutexGuard<'_, T> {
         self.0
             .lock()
@@ -69,14 +84,18 @@ impl<T: ?Sized> Mutex<T> {
     }
 }
 
+/// A condition variable without poisoning, for use with [`Mutex`].
 #[derive(Debug, Default)]
 pub struct Condvar(shuttle::sync::Condvar);
 
 impl Condvar {
-    pub fn new() -> Self {
+    /// A condition variable nobody waits on.
+    pub const fn new() -> Self {
         Self(shuttle::sync::Condvar::new())
     }
 
+    /// Releases the lock, waits for a notification (or a spurious
+    /// wake-up), then takes the lock again.
     pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
         self.0
             .wait(guard)
@@ -97,10 +116,12 @@ impl Condvar {
         (guard, result.timed_out())
     }
 
+    /// Wakes one waiter, if any.
     pub fn notify_one(&self) {
         self.0.notify_one();
     }
 
+    /// Wakes every waiter.
     pub fn notify_all(&self) {
         self.0.notify_all();
     }

@@ -1,21 +1,26 @@
 //! Production backend: std's types, with zero-cost adapters to the shim API.
 
-pub const NAME: &str = "std";
+pub(super) const NAME: &str = "std";
 
+/// Atomic integers, pointers and fences, with `Ordering`.
 pub mod atomic {
     pub use std::sync::atomic::{
         fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
     };
 }
 
+/// Spawning, joining, yielding and parking threads.
 pub mod thread {
-    pub use std::thread::{spawn, yield_now, JoinHandle};
+    pub use std::thread::{current, park, spawn, yield_now, JoinHandle, Thread};
 }
 
+/// The reference-counted pointer: loom's is checked for leaks after every
+/// execution; shuttle's is std's.
 pub use std::sync::Arc;
+/// Thread-local storage; loom's and shuttle's reset with every execution.
 pub use std::thread_local;
 
-/// Spin-wait hint. On std this is the CPU's pause instruction.
+/// A spin-wait hint: the CPU's pause instruction.
 #[inline]
 pub fn spin_loop() {
     std::hint::spin_loop();
@@ -27,11 +32,13 @@ pub fn spin_loop() {
 pub struct UnsafeCell<T: ?Sized>(std::cell::UnsafeCell<T>);
 
 impl<T> UnsafeCell<T> {
+    /// A cell holding `value`.
     #[inline]
     pub const fn new(value: T) -> Self {
         Self(std::cell::UnsafeCell::new(value))
     }
 
+    /// The contents; `self` is consumed, so no other access exists.
     #[inline]
     pub fn into_inner(self) -> T {
         self.0.into_inner()
@@ -59,9 +66,11 @@ impl<T: ?Sized> UnsafeCell<T> {
 #[derive(Debug, Default)]
 pub struct Mutex<T: ?Sized>(std::sync::Mutex<T>);
 
+/// The guard [`Mutex::lock`] returns; the lock is held until it is dropped.
 pub type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
 
 impl<T> Mutex<T> {
+    /// An unlocked mutex holding `value`.
     #[inline]
     pub const fn new(value: T) -> Self {
         Self(std::sync::Mutex::new(value))
@@ -69,6 +78,7 @@ impl<T> Mutex<T> {
 }
 
 impl<T: ?Sized> Mutex<T> {
+    /// Blocks until the lock is free, then takes it.
     #[inline]
     pub fn lock(&self) -> MutexGuard<'_, T> {
         self.0
@@ -77,15 +87,19 @@ impl<T: ?Sized> Mutex<T> {
     }
 }
 
+/// A condition variable without poisoning, for use with [`Mutex`].
 #[derive(Debug, Default)]
 pub struct Condvar(std::sync::Condvar);
 
 impl Condvar {
+    /// A condition variable nobody waits on.
     #[inline]
     pub const fn new() -> Self {
         Self(std::sync::Condvar::new())
     }
 
+    /// Releases the lock, waits for a notification (or a spurious
+    /// wake-up), then takes the lock again.
     #[inline]
     pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
         self.0
@@ -108,11 +122,13 @@ impl Condvar {
         (guard, result.timed_out())
     }
 
+    /// Wakes one waiter, if any.
     #[inline]
     pub fn notify_one(&self) {
         self.0.notify_one();
     }
 
+    /// Wakes every waiter.
     #[inline]
     pub fn notify_all(&self) {
         self.0.notify_all();

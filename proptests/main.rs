@@ -1,0 +1,14 @@
+//! The `proptests` test target: one module per primitive
+//! (`proptests/<p>.rs`, found by `build.rs`) with property tests against a
+//! sequential reference model, plus `verification`, which keeps
+//! VERIFICATION.md and the tree in step.
+//!
+//! `cargo test --test proptests queue::` runs one primitive's tests.
+#![cfg(not(any(loom, shuttle)))]
+
+// The harness's counting waker and ledger observe primitives from outside.
+#[path = "../models/harness/mod.rs"]
+mod harness;
+mod support;
+
+include!(concat!(env!("OUT_DIR"), "/proptests_modules.rs"));

@@ -1,0 +1,103 @@
+//! The parker's permit against a one-bit reference model, and its timeouts
+//! on real time (loom and shuttle do not model time, so P-5 lives here).
+
+use std::time::{Duration, Instant};
+
+use modelsync::park::Parker;
+use proptest::prelude::*;
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Unpark,
+    /// `park_timeout(0)`: returns at once, consuming a permit if stored.
+    ParkTimeoutZero,
+    /// `park_deadline(now)`: the same through the deadline API.
+    ParkDeadlineNow,
+    /// `park()`, only when the model holds a permit (it would block).
+    ParkWithPermit,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => Just(Op::Unpark),
+        1 => Just(Op::ParkTimeoutZero),
+        1 => Just(Op::ParkDeadlineNow),
+        2 => Just(Op::ParkWithPermit),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 512 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Random unparks and parks agree with a one-bit permit: any number of
+    /// unparks store one permit, and every park consumes it.
+    ///
+    /// Checks: P-2, P-5.
+    #[test]
+    fn matches_reference_model(ops in proptest::collection::vec(op(), 1..40)) {
+        let parker = Parker::new();
+        let unparker = parker.unparker().clone();
+        let mut permit = false;
+        for op in ops {
+            match op {
+                Op::Unpark => {
+                    unparker.unpark();
+                    permit = true;
+                }
+                Op::ParkTimeoutZero => {
+                    parker.park_timeout(Duration::ZERO);
+                    permit = false;
+                }
+                Op::ParkDeadlineNow => {
+                    parker.park_deadline(Instant::now());
+                    permit = false;
+                }
+                Op::ParkWithPermit => {
+                    if !permit {
+                        continue;
+                    }
+                    parker.park();
+                    permit = false;
+                }
+            }
+            prop_assert_eq!(parker.has_permit(), permit, "after {:?}", op);
+        }
+    }
+}
+
+/// Without a permit a timed park waits out its timeout (spurious returns
+/// are allowed, needless early ones are not); with one, any park returns at
+/// once and consumes it.
+///
+/// Checks: P-5.
+#[test]
+fn timeouts_wait_and_permits_end_any_park() {
+    let parker = Parker::new();
+    let timeout = Duration::from_millis(20);
+    let start = Instant::now();
+    parker.park_timeout(timeout);
+    assert!(
+        start.elapsed() >= timeout,
+        "park_timeout returned after {:?}",
+        start.elapsed()
+    );
+    let deadline = Instant::now() + timeout;
+    parker.park_deadline(deadline);
+    assert!(
+        Instant::now() >= deadline,
+        "park_deadline returned before its deadline"
+    );
+    // A timeout too large for `Instant` is no timeout, not a panic.
+    parker.unparker().unpark();
+    parker.park_timeout(Duration::MAX);
+    assert!(!parker.has_permit());
+    parker.unparker().unpark();
+    let start = Instant::now();
+    parker.park_deadline(Instant::now() + Duration::from_secs(3600));
+    assert!(start.elapsed() < Duration::from_secs(60));
+    assert!(!parker.has_permit());
+}
