@@ -124,8 +124,10 @@ def render(data):
     lines = ["Hosts:", ""]
     for i, h in enumerate(hosts, 1):
         d = data["hosts"][h]
-        lines.append(f"- **H{i}**: {d['description']}; {d['when']}, commit {d['commit']}, "
-                     f"{d['rounds']} round(s): `{d['command']}`. {d.get('note', '')}".rstrip())
+        runs = d.get("runs") or [{k: d[k] for k in ("when", "commit", "rounds", "command")}]
+        made = "; ".join(f"{r['when']}, commit {r['commit']}, {r['rounds']} round(s): `{r['command']}`"
+                         for r in runs)
+        lines.append(f"- **H{i}**: {d['description']}; {made}. {d.get('note', '')}".rstrip())
     lines += ["", "| workload | peer | target | " + " | ".join(f"H{i}" for i in range(1, len(hosts) + 1))
               + " | verdict |",
               "|---|---|---|" + "---|" * len(hosts) + "---|"]
@@ -182,6 +184,16 @@ def main():
         entry["results"].update(table)  # a partial run keeps the other rows
     else:
         entry["results"] = table
+    this_run = {"when": datetime.date.today().isoformat(),
+                "commit": commit + ("+changes" if dirty else ""),
+                "rounds": args.rounds,
+                "command": f"python3 ci/bench_ratios.py --rounds {args.rounds}"
+                           + (f" --only '{args.only}'" if args.only else "")}
+    # A partial run adds its command to the host's list (its rows came from
+    # it); a full run replaces the list.
+    earlier = entry.get("runs") or ([{k: entry[k] for k in this_run}] if "command" in entry else [])
+    earlier = [r for r in earlier if r["command"] != this_run["command"]]
+    entry["runs"] = (earlier if args.only else []) + [this_run]
     entry.update({"description": description,
                   "when": datetime.date.today().isoformat(),
                   "commit": commit + ("+changes" if dirty else ""),

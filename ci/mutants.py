@@ -341,8 +341,9 @@ def cmd_run(args):
                 r["bound"] = BOUND
                 results["mutants"][m["id"]] = r
                 print(f"{r['result']:>9} {r['secs']:>6}s  {m['id']}  {' '.join(r['by'])}", flush=True)
-    results["last_run"] = {"bound": BOUND, "seconds": round(time.time() - started),
-                           "jobs": args.jobs, "budget": args.budget}
+    if not args.only:  # a partial run is not a full run
+        results["last_run"] = {"bound": BOUND, "seconds": round(time.time() - started),
+                               "jobs": args.jobs, "budget": args.budget}
     # Forget mutants whose sites no longer exist.
     live = {m["id"] for m in mutants_of(sites) + seeded_bugs()}
     results["mutants"] = {k: v for k, v in sorted(results["mutants"].items()) if k in live}
@@ -438,12 +439,12 @@ def mutation_summary(results):
              "|---|---|---|---|---|"]
     stats = per_primitive(results)
     for prim in primitives():
-        st = stats.get(prim)
-        if st is None:
-            lines.append(f"| {prim} | 0 (no ordering site) | - | - | 0 / 0 |")
+        st = stats.get(prim) or {"total": 0, "seeded": 0, "seeded_killed": 0}
+        seeded = f"{st['seeded_killed']} / {st['seeded']}"
+        if st["total"] == 0:
+            lines.append(f"| {prim} | 0 (no ordering site) | - | - | {seeded} |")
             continue
-        lines.append(f"| {prim} | {st['total']} | **{st['killed']}** | {st['c']} | "
-                     f"{st['seeded_killed']} / {st['seeded']} |")
+        lines.append(f"| {prim} | {st['total']} | **{st['killed']}** | {st['c']} | {seeded} |")
     return "\n".join(lines)
 
 

@@ -54,17 +54,31 @@ def primitive_of(rel):
 
 
 def passing_tests(log_text):
-    """{target: set of passing test names} from libtest output."""
-    by_target, target = {}, None
+    """{target: set of passing test names} from libtest output.
+
+    With one test thread (Miri's default) libtest prints `test NAME ... `
+    before the test runs and `ok` after it, so a model's own result line
+    (written to stderr, uncaptured) can sit between the two."""
+    by_target, target, pending = {}, None, None
     for line in log_text.splitlines():
         running = re.match(r"\s*Running (?:unittests )?(\S+)", line)
         if running:
-            target = running.group(1)
+            target, pending = running.group(1), None
             by_target.setdefault(target, set())
             continue
-        passed = re.match(r"test (\S+) \.\.\. ok$", line)
-        if passed and target:
-            by_target[target].add(passed.group(1))
+        started = re.match(r"test (\S+) \.\.\. ?(.*)$", line)
+        if started:
+            pending = started.group(1)
+            rest = started.group(2)
+        elif pending:
+            rest = line
+        else:
+            continue
+        if target and re.search(r"(^|\s)ok$", rest.rstrip()):
+            by_target[target].add(pending)
+            pending = None
+        elif re.search(r"(^|\s)(FAILED|ignored)$", rest.rstrip()):
+            pending = None
     return by_target
 
 

@@ -452,3 +452,33 @@ fn closed_wait_races_close_then_send() {
         ledger.assert_all_dropped_once();
     });
 }
+
+/// `is_empty` races `send`: a receiver that sees the value waiting may read
+/// it (`is_empty` looks at the value slot, so its load must acquire the
+/// sender's write), and receives exactly it.
+///
+/// Checks: O-1, O-7.
+#[test]
+fn is_empty_races_send() {
+    let seen = Reach::new("is_empty_saw_the_value");
+    let early = Reach::new("is_empty_before_the_send");
+    let (r_seen, r_early) = (seen.clone(), early.clone());
+    model!().reach(&seen).reach(&early).check(move || {
+        let ledger = Ledger::new(1);
+        let (tx, mut rx) = oneshot::channel();
+        let (v, _) = value(&ledger);
+        let sender = thread::spawn(move || send_marked(tx, v));
+        thread::yield_now();
+        if rx.is_empty() {
+            r_early.hit();
+            assert!(sender.join().unwrap());
+        } else {
+            r_seen.hit();
+            assert!(sender.join().unwrap());
+        }
+        assert!(!rx.is_empty() && !rx.is_terminated());
+        ledger.deliver(rx.try_recv().expect("sent").into_item());
+        assert!(rx.is_empty() && rx.is_terminated());
+        ledger.assert_all_delivered_once();
+    });
+}

@@ -11,4 +11,7 @@
 mod harness;
 mod support;
 
+#[global_allocator]
+static ALLOCATOR: support::allocations::Counting = support::allocations::Counting;
+
 include!(concat!(env!("OUT_DIR"), "/proptests_modules.rs"));

@@ -26,6 +26,8 @@ enum Op {
     /// Poll `closed` with waker 0 or 1.
     PollClosed(usize),
     IsClosed,
+    IsEmpty,
+    IsTerminated,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -38,6 +40,8 @@ fn op() -> impl Strategy<Value = Op> {
         Just(Op::DropReceiver),
         (0..2usize).prop_map(Op::PollClosed),
         Just(Op::IsClosed),
+        Just(Op::IsEmpty),
+        Just(Op::IsTerminated),
     ]
 }
 
@@ -86,7 +90,7 @@ proptest! {
 
     /// Random sequences of operations on both ends agree with the model.
     ///
-    /// Checks: O-2, O-3, O-4, O-5.
+    /// Checks: O-2, O-3, O-4, O-5, O-7.
     #[test]
     fn matches_reference_model(ops in proptest::collection::vec(op(), 1..12)) {
         let mut log = DropLog::default();
@@ -124,7 +128,14 @@ proptest! {
                 Op::PollRecv(waker) => {
                     let Some(receiver) = rx.as_mut() else { continue };
                     if model.received {
-                        continue; // polling after completion panics (O-5)
+                        // Terminated, by a ready poll or by `try_recv`
+                        // returning a value or `Closed`: polling panics (O-5).
+                        let cx = &mut Context::from_waker(&rx_wakers[waker]);
+                        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            let _ = Pin::new(&mut *receiver).poll(cx);
+                        }));
+                        prop_assert!(polled.is_err(), "a terminated receiver was polled without a panic");
+                        continue;
                     }
                     let poll = Pin::new(receiver).poll(&mut Context::from_waker(&rx_wakers[waker]));
                     match (poll, model.sent, model.sender_gone || model.receiver_closed) {
@@ -182,6 +193,16 @@ proptest! {
                     let Some(sender) = tx.as_ref() else { continue };
                     prop_assert_eq!(sender.is_closed(), model.closed_for_sender());
                 }
+                Op::IsEmpty => {
+                    let Some(receiver) = rx.as_ref() else { continue };
+                    // A value is waiting iff it was sent and not received
+                    // (a close after the send leaves it receivable).
+                    prop_assert_eq!(receiver.is_empty(), model.received || model.sent.is_none());
+                }
+                Op::IsTerminated => {
+                    let Some(receiver) = rx.as_ref() else { continue };
+                    prop_assert_eq!(receiver.is_terminated(), model.received);
+                }
             }
             prop_assert_eq!([rx_wakes[0].get(), rx_wakes[1].get()], model.rx_wakes, "receiver wakes");
             prop_assert_eq!([tx_wakes[0].get(), tx_wakes[1].get()], model.tx_wakes, "sender wakes");
@@ -191,11 +212,22 @@ proptest! {
     }
 }
 
-/// Polling a receiver after it completed panics with a message.
+/// Polling a receiver after it completed panics with a message, whether
+/// it completed by a poll or by `try_recv` returning `Closed` (as tokio's).
 ///
-/// Checks: O-5.
+/// Checks: O-5, O-7.
 #[test]
 fn poll_after_completion_panics_with_message() {
+    let (tx, mut rx) = oneshot::channel::<u32>();
+    drop(tx);
+    assert_eq!(rx.try_recv(), Err(TryRecvError::Closed));
+    assert!(rx.is_terminated() && rx.is_empty());
+    let (waker, _) = counting();
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = Pin::new(&mut rx).poll(&mut Context::from_waker(&waker));
+    }));
+    assert!(polled.is_err(), "polled after try_recv returned Closed");
+
     let (tx, mut rx) = oneshot::channel::<u32>();
     tx.send(1).unwrap();
     let (waker, _) = counting();

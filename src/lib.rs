@@ -12,6 +12,8 @@
 #![warn(missing_docs, missing_debug_implementations, rust_2018_idioms)]
 
 pub mod block_on;
+pub mod keyed;
+pub mod notify;
 pub mod oneshot;
 pub mod park;
 pub mod queue;

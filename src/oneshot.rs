@@ -362,24 +362,55 @@ impl<T> Drop for Sender<T> {
 }
 
 impl<T> Receiver<T> {
-    /// Takes the value if it has been sent.
+    /// Takes the value if it has been sent; `Empty` if not yet, `Closed` if
+    /// it never will be (or was already received).
+    ///
+    /// `Ok` and `Closed` are final, as a ready poll is: the receiver is
+    /// terminated (see [`is_terminated`](Self::is_terminated)), later calls
+    /// return `Closed`, and polling it panics, as tokio's does.
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
         let Some(inner) = self.inner.as_ref() else {
             return Err(TryRecvError::Closed);
         };
         // Acquire: takes the value slot published with COMPLETE (O-1).
         let state = inner.state.load(Acquire);
-        if is_set(state, COMPLETE) {
+        let result = if is_set(state, COMPLETE) {
             // SAFETY: COMPLETE observed with Acquire; the receiver then
             // forgets the channel, so it takes the value at most once.
-            let value = unsafe { inner.take_value() };
-            self.inner = None;
-            return value.ok_or(TryRecvError::Closed);
+            unsafe { inner.take_value() }.ok_or(TryRecvError::Closed)
+        } else if is_set(state, CLOSED) {
+            Err(TryRecvError::Closed)
+        } else {
+            return Err(TryRecvError::Empty);
+        };
+        self.inner = None;
+        result
+    }
+
+    /// Whether this receiver has completed: a poll returned `Ready`, or
+    /// `try_recv` returned a value or `Closed`. A terminated receiver must
+    /// not be polled again (it panics).
+    pub fn is_terminated(&self) -> bool {
+        self.inner.is_none()
+    }
+
+    /// Whether no value is waiting to be received: none was sent yet, the
+    /// sender was dropped without sending, the channel was closed before a
+    /// value arrived, or the value was already received. An empty receiver
+    /// is not necessarily safe to poll: see
+    /// [`is_terminated`](Self::is_terminated).
+    pub fn is_empty(&self) -> bool {
+        let Some(inner) = self.inner.as_ref() else {
+            return true;
+        };
+        // Acquire: pairs with `complete`'s Release, so that the value slot
+        // read below is the sender's finished write (O-1).
+        if !is_set(inner.state.load(Acquire), COMPLETE) {
+            return true;
         }
-        if is_set(state, CLOSED) {
-            return Err(TryRecvError::Closed);
-        }
-        Err(TryRecvError::Empty)
+        // SAFETY: COMPLETE observed with Acquire: the value slot belongs to
+        // the receiver, and this only reads it.
+        inner.value.with(|value| unsafe { (*value).is_none() })
     }
 
     /// Closes the channel: a later `send` fails and gives its value back. A

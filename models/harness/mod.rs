@@ -37,6 +37,7 @@
 
 mod handoff;
 mod ledger;
+mod wakers;
 
 #[allow(unused_imports)] // not every target hands off plain values
 pub use handoff::Handoff;
@@ -446,28 +447,5 @@ fn run(
     ("std", format!("stress_iters={iters}"))
 }
 
-/// How many times a [`counting_waker`] was woken.
-#[derive(Clone, Debug)]
-pub struct WakeCount(Arc<AtomicUsize>);
-
-impl WakeCount {
-    pub fn get(&self) -> usize {
-        self.0.load(Relaxed)
-    }
-}
-
-/// A waker that counts its wakes, for polling futures by hand. The count
-/// is a std atomic: it observes the model, it is not part of it.
-pub fn counting_waker() -> (std::task::Waker, WakeCount) {
-    struct Counting(Arc<AtomicUsize>);
-    impl std::task::Wake for Counting {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Relaxed);
-        }
-    }
-    let wakes = Arc::new(AtomicUsize::new(0));
-    (
-        std::task::Waker::from(Arc::new(Counting(wakes.clone()))),
-        WakeCount(wakes),
-    )
-}
+#[allow(unused_imports)] // not every target polls by hand
+pub use wakers::{callback_waker, counting_waker, Callbacks, WakeCount};

@@ -57,3 +57,44 @@ pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default()
 }
+
+/// Counts this thread's allocations: the proptests target's global
+/// allocator, so that a test can assert that an operation allocates
+/// nothing.
+pub mod allocations {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    thread_local! {
+        static COUNT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// System's allocator, counting allocations per thread.
+    pub struct Counting;
+
+    // SAFETY: every call is forwarded to `System` unchanged; the count is
+    // a thread-local `Cell` with no destructor, which allocates nothing.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            COUNT.with(|c| c.set(c.get() + 1));
+            // SAFETY: forwarded with the caller's guarantees.
+            unsafe { System.alloc(layout) }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: forwarded with the caller's guarantees.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            COUNT.with(|c| c.set(c.get() + 1));
+            // SAFETY: forwarded with the caller's guarantees.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    /// Allocations made by this thread so far.
+    pub fn on_this_thread() -> usize {
+        COUNT.with(Cell::get)
+    }
+}

@@ -1,0 +1,533 @@
+//! Models of the keyed channel (`src/keyed/`), each scenario written once
+//! over [`Flavour`] and run for both flavours: `sync_*` with the blocking
+//! channel, `async_*` with the async one driven by `modelsync::block_on`.
+//! Values are ledger items: each is delivered exactly once and dropped
+//! exactly once, or handed back in an error and dropped by its sender.
+//!
+//! Written once for loom, shuttle and std stress (see `harness/mod.rs`);
+//! the std stress test at the bottom runs 8 senders and 4 workers.
+
+use std::future::Future;
+use std::task::Context;
+
+use crate::harness::{counting_waker, model, Handoff, Ledger, Model, Reach, Tracked};
+use modelsync::keyed::error::{RecvError, SendError, TryRecvError};
+use modelsync::keyed::{self, Message};
+use modelsync::sync::thread;
+
+type Msg = Message<u8, Tracked>;
+
+/// One of the two flavours, behind the calls the scenarios make.
+trait Flavour: 'static {
+    type Tx: Clone + Send + 'static;
+    type Rx: Send + 'static;
+    fn channel(capacity: usize) -> (Self::Tx, Self::Rx);
+    fn send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), SendError<Tracked>>;
+    fn recv(rx: &mut Self::Rx) -> Result<Msg, RecvError>;
+    fn try_recv(rx: &mut Self::Rx) -> Result<Msg, TryRecvError>;
+}
+
+struct Blocking;
+struct Async;
+
+impl Flavour for Blocking {
+    type Tx = keyed::SyncSender<u8, Tracked>;
+    type Rx = keyed::SyncReceiver<u8, Tracked>;
+    fn channel(capacity: usize) -> (Self::Tx, Self::Rx) {
+        keyed::sync_channel(capacity)
+    }
+    fn send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), SendError<Tracked>> {
+        tx.send(keys.iter().copied(), value)
+    }
+    fn recv(rx: &mut Self::Rx) -> Result<Msg, RecvError> {
+        rx.recv()
+    }
+    fn try_recv(rx: &mut Self::Rx) -> Result<Msg, TryRecvError> {
+        rx.try_recv()
+    }
+}
+
+impl Flavour for Async {
+    type Tx = keyed::Sender<u8, Tracked>;
+    type Rx = keyed::Receiver<u8, Tracked>;
+    fn channel(capacity: usize) -> (Self::Tx, Self::Rx) {
+        keyed::channel(capacity)
+    }
+    fn send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), SendError<Tracked>> {
+        modelsync::block_on(tx.send(keys.iter().copied(), value))
+    }
+    fn recv(rx: &mut Self::Rx) -> Result<Msg, RecvError> {
+        modelsync::block_on(rx.recv())
+    }
+    fn try_recv(rx: &mut Self::Rx) -> Result<Msg, TryRecvError> {
+        rx.try_recv()
+    }
+}
+
+/// Receives a message that must be deliverable now.
+fn take<F: Flavour>(rx: &mut F::Rx) -> Msg {
+    F::try_recv(rx).expect("a deliverable message")
+}
+
+/// A release races a blocked `recv`: the receiver holds the message on
+/// key 0 and waits for the next one on it, which the release promotes
+/// and must wake the receiver for (a lost wake-up would hang: the seeded
+/// busy-wait design's "a release wakes nobody"). What the releasing
+/// thread did before dropping its message is visible to the next holder.
+fn release_races_blocked_recv<F: Flavour>(model: Model) {
+    let waited = Reach::new("receiver_blocked_before_the_release");
+    let r = waited.clone();
+    model.reach(&waited).check(move || {
+        let ledger = Ledger::new(2);
+        let (tx, mut rx) = F::channel(2);
+        F::send(&tx, &[0], ledger.item(0)).unwrap();
+        F::send(&tx, &[0], ledger.item(1)).unwrap();
+        let first = take::<F>(&mut rx);
+        let note = Handoff::new();
+        let released = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
+        let worker = {
+            let (note, released) = (note.clone(), released.clone());
+            thread::spawn(move || {
+                note.write(1);
+                // Relaxed: only labels the execution.
+                released.store(true, modelsync::sync::atomic::Ordering::Relaxed);
+                drop(first);
+            })
+        };
+        // Relaxed: only labels the execution.
+        r.hit_if(!released.load(modelsync::sync::atomic::Ordering::Relaxed));
+        let second = F::recv(&mut rx).expect("the second message");
+        assert_eq!(
+            note.read(),
+            1,
+            "received before the previous holder's writes were visible"
+        );
+        assert_eq!(second.value().id(), 1);
+        ledger.deliver(second.into_value());
+        worker.join().unwrap();
+        drop((tx, rx));
+        ledger.assert_all_dropped_once();
+    });
+}
+
+/// Checks: K-1, K-3, K-9.
+#[test]
+fn sync_release_races_blocked_recv() {
+    release_races_blocked_recv::<Blocking>(model!());
+}
+
+/// Checks: K-1, K-3, K-9.
+#[test]
+fn async_release_races_blocked_recv() {
+    release_races_blocked_recv::<Async>(model!());
+}
+
+/// Two senders race on a shared key, one sending two messages and the
+/// other one: the receiver gets all three, one at a time (each holds the
+/// key), and the first sender's two in the order it sent them (K-2).
+fn senders_race_on_a_shared_key<F: Flavour>(model: Model) {
+    let interleaved = Reach::new("other_sender_between_the_two");
+    let r = interleaved.clone();
+    model.reach(&interleaved).check(move || {
+        let ledger = Ledger::new(3);
+        let (tx, mut rx) = F::channel(3);
+        let senders: Vec<_> = [&[0usize, 1][..], &[2]]
+            .into_iter()
+            .map(|ids| {
+                let (tx, ledger) = (tx.clone(), ledger.clone());
+                thread::spawn(move || {
+                    for &id in ids {
+                        F::send(&tx, &[0], ledger.item(id)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        drop(tx);
+        let mut order = Vec::new();
+        for _ in 0..3 {
+            let message = F::recv(&mut rx).expect("three messages");
+            // While it is held, no other message on key 0 is (K-1).
+            assert!(
+                F::try_recv(&mut rx).is_err(),
+                "two live messages share key 0"
+            );
+            order.push(message.value().id());
+            ledger.deliver(message.into_value());
+        }
+        for s in senders {
+            s.join().unwrap();
+        }
+        let first: Vec<usize> = order.iter().copied().filter(|&id| id < 2).collect();
+        assert_eq!(first, [0, 1], "a sender's messages out of order: {order:?}");
+        r.hit_if(order == [0, 2, 1]);
+        ledger.assert_all_delivered_once();
+    });
+}
+
+/// Checks: K-1, K-2, K-4.
+#[test]
+fn sync_senders_race_on_a_shared_key() {
+    // Bound 3 in pull requests: the complete run takes over 90 s.
+    senders_race_on_a_shared_key::<Blocking>(model!().preemption_bound(3));
+}
+
+/// Checks: K-1, K-2, K-4.
+#[test]
+fn async_senders_race_on_a_shared_key() {
+    // Bound 3 in pull requests: the complete run takes over 90 s.
+    senders_race_on_a_shared_key::<Async>(model!().preemption_bound(3));
+}
+
+/// A message waiting for keys 0 and 1 while another thread releases key 0:
+/// it stays undeliverable until key 1 is released too, and a later
+/// message on key 0 stays behind it (K-2); a message on key 2 is never
+/// delayed (K-3).
+fn multi_key_message_waits_for_both<F: Flavour>(model: Model) {
+    let early = Reach::new("checked_before_key_0_was_released");
+    let r = early.clone();
+    model.reach(&early).check(move || {
+        let ledger = Ledger::new(5);
+        let (tx, mut rx) = F::channel(5);
+        for (id, keys) in [(0, &[0u8][..]), (1, &[1]), (2, &[0, 1]), (3, &[0])] {
+            F::send(&tx, keys, ledger.item(id)).unwrap();
+        }
+        let (on_0, on_1) = (take::<F>(&mut rx), take::<F>(&mut rx));
+        let released = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
+        let releaser = {
+            let released = released.clone();
+            thread::spawn(move || {
+                drop(on_0);
+                // Relaxed: only labels the execution.
+                released.store(true, modelsync::sync::atomic::Ordering::Relaxed);
+            })
+        };
+        // Whether key 0 is released yet or not, the message on 0 and 1
+        // waits for 1, and the later one on 0 waits behind it.
+        let before = F::try_recv(&mut rx).err();
+        assert_eq!(before, Some(TryRecvError::Conflicted));
+        F::send(&tx, &[2], ledger.item(4)).unwrap();
+        let unrelated = F::recv(&mut rx).expect("key 2 is free");
+        assert_eq!(unrelated.value().id(), 4, "an unrelated key was delayed");
+        // Relaxed: only labels the execution.
+        r.hit_if(!released.load(modelsync::sync::atomic::Ordering::Relaxed));
+        releaser.join().unwrap();
+        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Conflicted));
+        drop(on_1);
+        let both = F::recv(&mut rx).expect("both keys free");
+        assert_eq!(both.value().id(), 2);
+        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Conflicted));
+        drop(both);
+        assert_eq!(take::<F>(&mut rx).value().id(), 3);
+        drop((unrelated, tx, rx));
+        ledger.assert_all_dropped_once();
+    });
+}
+
+/// Checks: K-1, K-2, K-3.
+#[test]
+fn sync_multi_key_message_waits_for_both() {
+    multi_key_message_waits_for_both::<Blocking>(model!());
+}
+
+/// Checks: K-1, K-2, K-3.
+#[test]
+fn async_multi_key_message_waits_for_both() {
+    multi_key_message_waits_for_both::<Async>(model!());
+}
+
+/// The seed's exclusion flaw: the last message waiting on key 0 is
+/// promoted by a release while another thread sends a new message on key
+/// 0. The promoted message holds key 0 from its promotion, so the new one
+/// waits: at no moment are two live messages on key 0 (K-1).
+fn promotion_races_a_new_message<F: Flavour>(model: Model) {
+    let raced = Reach::new("new_message_sent_after_the_promotion");
+    let r = raced.clone();
+    model.reach(&raced).check(move || {
+        let ledger = Ledger::new(3);
+        let (tx, mut rx) = F::channel(3);
+        F::send(&tx, &[0], ledger.item(0)).unwrap();
+        F::send(&tx, &[0], ledger.item(1)).unwrap();
+        let held = take::<F>(&mut rx);
+        let released = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
+        let releaser = {
+            let released = released.clone();
+            thread::spawn(move || {
+                drop(held); // promotes message 1, the last waiting on key 0
+                            // Relaxed: only labels the execution.
+                released.store(true, modelsync::sync::atomic::Ordering::Relaxed);
+            })
+        };
+        let sender = {
+            let (tx, ledger, r) = (tx.clone(), ledger.clone(), r.clone());
+            thread::spawn(move || {
+                // Relaxed: only labels the execution.
+                r.hit_if(released.load(modelsync::sync::atomic::Ordering::Relaxed));
+                F::send(&tx, &[0], ledger.item(2)).unwrap()
+            })
+        };
+        let promoted = F::recv(&mut rx).expect("the waiting message");
+        assert_eq!(promoted.value().id(), 1, "per-key order");
+        sender.join().unwrap();
+        releaser.join().unwrap();
+        assert!(F::try_recv(&mut rx).is_err(), "two live messages on key 0");
+        drop(promoted);
+        assert_eq!(take::<F>(&mut rx).value().id(), 2);
+        drop((tx, rx));
+        ledger.assert_all_dropped_once();
+    });
+}
+
+/// Checks: K-1, K-2.
+#[test]
+fn sync_promotion_races_a_new_message() {
+    promotion_races_a_new_message::<Blocking>(model!());
+}
+
+/// Checks: K-1, K-2.
+#[test]
+fn async_promotion_races_a_new_message() {
+    // Bound 3 in pull requests: the complete run takes over 90 s.
+    promotion_races_a_new_message::<Async>(model!().preemption_bound(3));
+}
+
+/// The receiver is dropped while two senders block on a full channel
+/// (capacity 1): both sends fail with their own values, and the queued
+/// value is dropped exactly once with the receiver (K-4).
+fn receiver_dropped_while_senders_block<F: Flavour>(model: Model) {
+    let blocked = Reach::new("a_sender_was_refused");
+    let r = blocked.clone();
+    model.reach(&blocked).check(move || {
+        let ledger = Ledger::new(3);
+        let (tx, rx) = F::channel(1);
+        F::send(&tx, &[0], ledger.item(0)).unwrap();
+        let senders: Vec<_> = (1..3)
+            .map(|id| {
+                let (tx, ledger) = (tx.clone(), ledger.clone());
+                thread::spawn(move || match F::send(&tx, &[id as u8], ledger.item(id)) {
+                    Ok(()) => unreachable!("sent into a full channel whose receiver left"),
+                    Err(SendError(back)) => {
+                        assert_eq!(back.id(), id, "a send gave back another value");
+                        ledger.deliver(back);
+                    }
+                })
+            })
+            .collect();
+        drop(rx);
+        for s in senders {
+            s.join().unwrap();
+        }
+        r.hit();
+        drop(tx);
+        ledger.assert_all_dropped_once();
+    });
+}
+
+/// Checks: K-4, K-7.
+#[test]
+fn sync_receiver_dropped_while_senders_block() {
+    receiver_dropped_while_senders_block::<Blocking>(model!());
+}
+
+/// Checks: K-4, K-7.
+#[test]
+fn async_receiver_dropped_while_senders_block() {
+    // Bound 3 in pull requests: the complete run takes over 90 s.
+    receiver_dropped_while_senders_block::<Async>(model!().preemption_bound(3));
+}
+
+/// Capacity 1: the sender's second message waits for the receiver to take
+/// the first; both arrive, once each, in order (K-7), and what the sender
+/// wrote before sending is visible to the receiver (K-9).
+fn capacity_freed_by_a_concurrent_receive<F: Flavour>(model: Model) {
+    let blocked = Reach::new("second_send_waited_for_space");
+    let r = blocked.clone();
+    model.reach(&blocked).check(move || {
+        let ledger = Ledger::new(2);
+        let (tx, mut rx) = F::channel(1);
+        let first_returned =
+            modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
+        let note = Handoff::new();
+        let sender = {
+            let (ledger, first_returned, note) =
+                (ledger.clone(), first_returned.clone(), note.clone());
+            thread::spawn(move || {
+                note.write(1);
+                F::send(&tx, &[0], ledger.item(0)).unwrap();
+                // Relaxed: only labels the execution.
+                first_returned.store(true, modelsync::sync::atomic::Ordering::Relaxed);
+                F::send(&tx, &[1], ledger.item(1)).unwrap();
+            })
+        };
+        let first = F::recv(&mut rx).expect("the first message");
+        assert_eq!(
+            note.read(),
+            1,
+            "received before the sender's writes were visible"
+        );
+        // Relaxed: only labels the execution.
+        r.hit_if(first_returned.load(modelsync::sync::atomic::Ordering::Relaxed));
+        assert_eq!(first.value().id(), 0);
+        let second = F::recv(&mut rx).expect("the second message");
+        assert_eq!(second.value().id(), 1);
+        ledger.deliver(first.into_value());
+        ledger.deliver(second.into_value());
+        sender.join().unwrap();
+        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Disconnected));
+        ledger.assert_all_delivered_once();
+    });
+}
+
+/// Checks: K-4, K-7, K-9.
+#[test]
+fn sync_capacity_freed_by_a_concurrent_receive() {
+    capacity_freed_by_a_concurrent_receive::<Blocking>(model!());
+}
+
+/// Checks: K-4, K-7, K-9.
+#[test]
+fn async_capacity_freed_by_a_concurrent_receive() {
+    // Bound 3 in pull requests: the complete run takes over 90 s.
+    capacity_freed_by_a_concurrent_receive::<Async>(model!().preemption_bound(3));
+}
+
+/// An async `recv`, pending on a conflicted message, is cancelled while
+/// another thread's release makes that message ready: nothing is lost, and
+/// the next `recv` gets it (K-4).
+///
+/// Checks: K-3, K-4.
+#[test]
+fn async_recv_cancelled_while_a_release_races() {
+    let pended = Reach::new("recv_pended_then_cancelled");
+    let r = pended.clone();
+    model!().reach(&pended).check(move || {
+        let ledger = Ledger::new(2);
+        let (tx, mut rx) = keyed::channel::<u8, Tracked>(2);
+        assert!(
+            tx.try_send([0], ledger.item(0)).is_ok() && tx.try_send([0], ledger.item(1)).is_ok()
+        );
+        let held = rx.try_recv().expect("the first message");
+        let releaser = thread::spawn(move || drop(held));
+        let (waker, _) = counting_waker();
+        {
+            let mut recv = Box::pin(rx.recv());
+            match recv.as_mut().poll(&mut Context::from_waker(&waker)) {
+                std::task::Poll::Ready(got) => {
+                    ledger.deliver(got.expect("the second message").into_value());
+                }
+                std::task::Poll::Pending => r.hit(), // cancelled by the drop
+            }
+        }
+        releaser.join().unwrap();
+        if ledger.delivered().is_empty() {
+            let got = modelsync::block_on(rx.recv()).expect("not lost to the cancellation");
+            ledger.deliver(got.into_value());
+        }
+        drop((tx, rx));
+        ledger.assert_all_dropped_once();
+        assert_eq!(ledger.delivered(), [1]);
+    });
+}
+
+/// The std stress test: 8 senders send messages with one or two keys over
+/// 12 keys; the receiver hands each message to one of 4 worker threads,
+/// which hold it for a short random time. Exclusion is checked with
+/// per-key in-use flags, per-key order per sender with sequence numbers,
+/// exactly-once by ids.
+///
+/// Checks: K-1, K-2, K-4.
+#[cfg(not(any(loom, shuttle)))]
+#[test]
+fn stress_std_8_senders_4_workers() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst}; // shim-exempt: the test's own instruments, outside the channel
+    use std::sync::{mpsc, Arc, Mutex}; // shim-exempt: as above
+
+    const SENDERS: usize = 8;
+    const WORKERS: usize = 4;
+    const KEYS: usize = 12;
+    let per_sender = if cfg!(miri) { 8 } else { 2_000 };
+    let (tx, mut rx) = keyed::sync_channel::<usize, (usize, usize, Vec<usize>)>(64);
+    let in_use: Arc<Vec<AtomicBool>> =
+        Arc::new((0..KEYS).map(|_| AtomicBool::new(false)).collect());
+    // Per (sender, key): the last sequence number a worker saw.
+    let last_seen = Arc::new(Mutex::new(vec![vec![None::<usize>; KEYS]; SENDERS]));
+    let delivered = Arc::new(AtomicUsize::new(0));
+    let senders: Vec<_> = (0..SENDERS)
+        .map(|s| {
+            let tx = tx.clone();
+            thread::spawn(move || {
+                let mut seed = s as u64 * 0x9e37_79b9 + 7;
+                for seq in 0..per_sender {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let a = seed as usize % KEYS;
+                    let keys = if seed % 3 == 0 {
+                        vec![a, (a + 1 + (seed >> 8) as usize % 11) % KEYS]
+                    } else {
+                        vec![a]
+                    };
+                    tx.send(keys.clone(), (s, seq, keys)).unwrap();
+                }
+            })
+        })
+        .collect();
+    drop(tx);
+    let (work_tx, work_rx) = mpsc::channel::<Message<usize, (usize, usize, Vec<usize>)>>();
+    let work_rx = Arc::new(Mutex::new(work_rx));
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|w| {
+            let (work_rx, in_use, last_seen, delivered) = (
+                work_rx.clone(),
+                in_use.clone(),
+                last_seen.clone(),
+                delivered.clone(),
+            );
+            thread::spawn(move || {
+                let mut spin = w as u64 + 1;
+                loop {
+                    let Ok(message) = work_rx.lock().unwrap().recv() else {
+                        return;
+                    };
+                    let (sender, seq, keys) = message.value().clone();
+                    for &k in &keys {
+                        assert!(
+                            !in_use[k].swap(true, SeqCst),
+                            "two live messages hold key {k}"
+                        );
+                        let mut last = last_seen.lock().unwrap();
+                        assert!(
+                            last[sender][k].is_none_or(|prev| prev < seq),
+                            "key {k} out of order for sender {sender}"
+                        );
+                        last[sender][k] = Some(seq);
+                    }
+                    spin = spin.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    for _ in 0..(spin >> 58) {
+                        std::hint::black_box(());
+                    }
+                    for &k in &keys {
+                        in_use[k].store(false, SeqCst);
+                    }
+                    delivered.fetch_add(1, SeqCst);
+                    drop(message);
+                }
+            })
+        })
+        .collect();
+    let mut ids = std::collections::HashSet::new();
+    while let Ok(message) = rx.recv() {
+        let (sender, seq, _) = *message.value();
+        assert!(
+            ids.insert((sender, seq)),
+            "message ({sender}, {seq}) delivered twice"
+        );
+        work_tx.send(message).unwrap();
+    }
+    drop(work_tx);
+    for h in senders.into_iter().chain(workers) {
+        h.join().unwrap();
+    }
+    assert_eq!(ids.len(), SENDERS * per_sender, "messages lost");
+    assert_eq!(delivered.load(SeqCst), SENDERS * per_sender);
+    assert_eq!(rx.tracked_keys(), 0, "key bookkeeping left behind");
+}

@@ -1,0 +1,916 @@
+//! Models of `Notify` (`src/notify.rs`): tokio's nine loom models of its
+//! Notify, with what they check made explicit (each waiter's completions
+//! counted, what a notifier wrote read after the wait), plus what tokio's
+//! do not cover: `notify_last`, `enable` then poll, a waker replaced when
+//! the future moves to another task, FIFO order with three waiters, at most
+//! one stored permit, a waiter dropped or registered while `notify_waiters`
+//! runs, re-entrant and panicking wakers, and `OwnedNotified`.
+//!
+//! Written once for loom, shuttle and std stress (see `harness/mod.rs`).
+//! Futures are polled by hand with counting wakers, or driven by
+//! `modelsync::block_on` (modelled in `models/block_on.rs`). Model builds
+//! use a `notify_waiters` wake batch of 2, so three waiters cross a batch
+//! boundary.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use crate::harness::{
+    callback_waker, counting_waker, model, Callbacks, Flag, Handoff, Reach, WakeCount,
+};
+use modelsync::notify::Notify;
+use modelsync::sync::atomic::{AtomicBool, Ordering::*};
+use modelsync::sync::{thread, Arc};
+
+/// Polls `future` once with `waker`; whether it is ready.
+fn poll<F: Future>(future: Pin<&mut F>, waker: &Waker) -> bool {
+    future.poll(&mut Context::from_waker(waker)).is_ready()
+}
+
+/// A future that counts its polls, so a model can tell whether
+/// `block_on` had to wait.
+struct CountPolls<F> {
+    inner: Pin<Box<F>>,
+    polls: usize,
+}
+
+impl<F: Future> Future for CountPolls<F> {
+    type Output = usize;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        self.polls += 1;
+        match self.inner.as_mut().poll(cx) {
+            Poll::Ready(_) => Poll::Ready(self.polls),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// Waits for `future` on this thread; returns how many polls it took.
+fn wait<F: Future>(future: F) -> usize {
+    modelsync::block_on(CountPolls {
+        inner: Box::pin(future),
+        polls: 0,
+    })
+}
+
+/// What a re-entrant waker calls on its `Notify`.
+#[derive(Clone, Copy)]
+enum CallBack {
+    Nothing,
+    NotifyOne,
+    NotifyWaiters,
+}
+
+/// A waker that calls back into `notify` when it is cloned, woken and
+/// dropped, as the three arguments say: if `Notify` ran any of them under
+/// its lock, the call would deadlock (N-6).
+fn reentrant_waker(
+    notify: &Arc<Notify>,
+    on_clone: CallBack,
+    on_wake: CallBack,
+    on_drop: CallBack,
+) -> (Waker, WakeCount) {
+    let back = |call: CallBack| -> Option<Box<dyn Fn() + Send + Sync>> {
+        let notify = notify.clone();
+        match call {
+            CallBack::Nothing => None,
+            CallBack::NotifyOne => Some(Box::new(move || notify.notify_one())),
+            CallBack::NotifyWaiters => Some(Box::new(move || notify.notify_waiters())),
+        }
+    };
+    callback_waker(Callbacks {
+        on_clone: back(on_clone),
+        on_wake: back(on_wake),
+        on_drop: back(on_drop),
+    })
+}
+
+/// tokio's `notify_one` model: a thread notifies while another waits; the
+/// wait ends, and sees what the notifier wrote before notifying (N-9),
+/// whether the notification came as the permit or by waking the waiter.
+///
+/// Checks: N-1, N-8, N-9.
+#[test]
+fn notify_one_wakes_waiting_thread() {
+    let waited = Reach::new("waiter_pended_before_notify");
+    let stored = Reach::new("notify_stored_the_permit");
+    let (r_waited, r_stored) = (waited.clone(), stored.clone());
+    model!().reach(&waited).reach(&stored).check(move || {
+        let notify = Arc::new(Notify::new());
+        let note = Handoff::new();
+        let notifier = {
+            let (notify, note) = (notify.clone(), note.clone());
+            thread::spawn(move || {
+                note.write(1);
+                notify.notify_one();
+            })
+        };
+        let polls = wait(notify.notified());
+        assert_eq!(
+            note.read(),
+            1,
+            "the wait ended before the notifier's write was visible"
+        );
+        if !r_waited.hit_if(polls > 1) {
+            r_stored.hit();
+        }
+        notifier.join().unwrap();
+    });
+}
+
+/// tokio's `notify_waiters` model: two futures created before the call,
+/// never polled before it, both complete; so do two that registered.
+///
+/// Checks: N-3, N-9.
+#[test]
+fn notify_waiters_completes_every_earlier_future() {
+    let registered = Reach::new("a_future_registered_before_notify_waiters");
+    let r = registered.clone();
+    model!().reach(&registered).check(move || {
+        let notify = Arc::new(Notify::new());
+        let note = Handoff::new();
+        let (f1, f2) = (notify.notified(), notify.notified());
+        let notifier = {
+            let (notify, note) = (notify.clone(), note.clone());
+            thread::spawn(move || {
+                note.write(1);
+                notify.notify_waiters();
+            })
+        };
+        let polls = wait(f1) + wait(f2);
+        r.hit_if(polls > 2);
+        assert_eq!(
+            note.read(),
+            1,
+            "completed before the notifier's write was visible"
+        );
+        notifier.join().unwrap();
+    });
+}
+
+/// `notify_waiters` racing `notify_one` with no registered waiter (tokio
+/// #3660): the permit `notify_one` stores survives, whatever the order,
+/// because `notify_waiters` advances the generation with a
+/// read-modify-write, and the futures it completes leave the permit alone.
+///
+/// Checks: N-1, N-3.
+#[test]
+fn notify_waiters_keeps_racing_permit() {
+    let permit_first = Reach::new("permit_stored_before_notify_waiters");
+    let r = permit_first.clone();
+    model!().reach(&permit_first).check(move || {
+        let notify = Arc::new(Notify::new());
+        let (f1, f2) = (notify.notified(), notify.notified());
+        let one = {
+            let notify = notify.clone();
+            thread::spawn(move || notify.notify_one())
+        };
+        let all = {
+            let notify = notify.clone();
+            thread::spawn(move || notify.notify_waiters())
+        };
+        one.join().unwrap();
+        all.join().unwrap();
+        let (w, _) = counting_waker();
+        let (mut f1, mut f2) = (Box::pin(f1), Box::pin(f2));
+        assert!(
+            poll(f1.as_mut(), &w) && poll(f2.as_mut(), &w),
+            "notify_waiters missed a future"
+        );
+        let mut after = Box::pin(notify.notified());
+        let ready = poll(after.as_mut(), &w);
+        r.hit_if(ready);
+        assert!(ready, "the permit notify_one stored was lost");
+    });
+}
+
+/// tokio's `notify_multi` model: a chain of three wake-ups: this thread
+/// notifies, each of two waiting threads notifies the next when woken, and
+/// the last notification waits as the permit for this thread's own wait.
+///
+/// Checks: N-1, N-2.
+#[test]
+fn chain_of_three_wakeups() {
+    let stored = Reach::new("a_link_went_through_the_permit");
+    let r = stored.clone();
+    model!().preemption_bound(3).reach(&stored).check(move || {
+        let notify = Arc::new(Notify::new());
+        let links: Vec<_> = (0..2)
+            .map(|_| {
+                let notify = notify.clone();
+                thread::spawn(move || {
+                    let polls = wait(notify.notified());
+                    notify.notify_one();
+                    polls
+                })
+            })
+            .collect();
+        notify.notify_one();
+        let polls: Vec<usize> = links.into_iter().map(|l| l.join().unwrap()).collect();
+        // The last link's notification waits as the permit for this wait.
+        wait(notify.notified());
+        r.hit_if(polls.contains(&1));
+    });
+}
+
+/// tokio's `notify_drop` model: the waiter `notify_one` chose is dropped
+/// before it completes; the notification passes on to the other waiter
+/// (N-4), which therefore always completes, and sees the notifier's write.
+///
+/// Checks: N-4, N-8, N-9.
+#[test]
+fn dropped_chosen_waiter_forwards() {
+    let forwarded = Reach::new("chosen_waiter_was_dropped");
+    let r = forwarded.clone();
+    model!().reach(&forwarded).check(move || {
+        let notify = Arc::new(Notify::new());
+        let note = Handoff::new();
+        let (w1, woken1) = counting_waker();
+        let (w2, _) = counting_waker();
+        let mut f1 = Box::pin(notify.notified());
+        let mut f2 = Box::pin(notify.notified());
+        assert!(!poll(f1.as_mut(), &w1) && !poll(f2.as_mut(), &w2));
+        let notifier = {
+            let (notify, note) = (notify.clone(), note.clone());
+            thread::spawn(move || {
+                note.write(1);
+                notify.notify_one();
+            })
+        };
+        drop(f1);
+        r.hit_if(woken1.get() > 0);
+        wait(f2);
+        assert_eq!(
+            note.read(),
+            1,
+            "completed before the notifier's write was visible"
+        );
+        notifier.join().unwrap();
+    });
+}
+
+/// tokio's `notify_waiters_poll_consistency` model: two registered futures
+/// polled in turn while `notify_waiters` runs: once one is ready, the
+/// other is too (the call is one step for every future it completes).
+///
+/// Checks: N-3.
+#[test]
+fn poll_consistency_around_notify_waiters() {
+    poll_consistency(model!(), 2);
+}
+
+/// As above with three futures, more than one wake batch (2 in model
+/// builds): the futures in the second batch are completed as one with the
+/// first, though the lock is released between batches.
+///
+/// Checks: N-3.
+#[test]
+fn poll_consistency_across_wake_batches() {
+    poll_consistency(model!(), 3);
+}
+
+fn poll_consistency(model: crate::harness::Model, futures: usize) {
+    let split = Reach::new("first_ready_while_notify_waiters_ran");
+    let r = split.clone();
+    model.reach(&split).check(move || {
+        let notify = Arc::new(Notify::new());
+        let (w, _) = counting_waker();
+        let mut all: Vec<_> = (0..futures).map(|_| Box::pin(notify.notified())).collect();
+        for f in &mut all {
+            assert!(!poll(f.as_mut(), &w));
+        }
+        // A loom atomic, not a `Flag`: loom must see it to order the polls
+        // before it. Relaxed: it only labels the execution.
+        let returned = Arc::new(AtomicBool::new(false));
+        let notifier = {
+            let (notify, returned) = (notify.clone(), returned.clone());
+            thread::spawn(move || {
+                notify.notify_waiters();
+                returned.store(true, Relaxed);
+            })
+        };
+        thread::yield_now();
+        let mut seen_ready = false;
+        for f in &mut all {
+            let ready = poll(f.as_mut(), &w);
+            assert!(
+                ready || !seen_ready,
+                "a later future missed a notify_waiters an earlier one saw"
+            );
+            seen_ready |= ready;
+        }
+        r.hit_if(seen_ready && !returned.load(Relaxed));
+        notifier.join().unwrap();
+        for f in &mut all {
+            assert!(poll(f.as_mut(), &w), "notify_waiters missed a future");
+        }
+    });
+}
+
+/// tokio #7965 / #7996: a future created before `notify_waiters`, first
+/// polled after it and after a `notify_one`, is completed by
+/// `notify_waiters` and leaves the permit to the next future (N-3); the
+/// permit carries the notifier's write (N-9).
+///
+/// Checks: N-3, N-9.
+#[test]
+fn notify_waiters_completion_leaves_later_permit() {
+    let late = Reach::new("first_poll_after_both_notifications");
+    let r = late.clone();
+    model!().reach(&late).check(move || {
+        let notify = Arc::new(Notify::new());
+        let note = Handoff::new();
+        let done = Flag::default();
+        let mut early = Box::pin(notify.notified());
+        let notifier = {
+            let (notify, note, done) = (notify.clone(), note.clone(), done.clone());
+            thread::spawn(move || {
+                notify.notify_waiters();
+                note.write(1);
+                notify.notify_one();
+                done.set();
+            })
+        };
+        let (w, _) = counting_waker();
+        // Let the notifier run first (loom 0.7 does not start a new thread
+        // before the spawner's next access; see VERIFICATION.md).
+        thread::yield_now();
+        let after_both = done.get();
+        let ready = poll(early.as_mut(), &w);
+        r.hit_if(after_both);
+        notifier.join().unwrap();
+        assert!(
+            ready || poll(early.as_mut(), &w),
+            "notify_waiters missed an earlier future"
+        );
+        // The next future takes the permit (or, had `early` registered
+        // before `notify_waiters`, it too).
+        wait(notify.notified());
+        assert_eq!(
+            note.read(),
+            1,
+            "the permit did not carry the notifier's write"
+        );
+    });
+}
+
+/// tokio's "created after `notify_waiters` returned" model: such a future
+/// is not completed by it, and a `notify_one` racing its wait completes it.
+///
+/// Checks: N-3.
+#[test]
+fn future_created_after_notify_waiters_waits() {
+    let waited = Reach::new("later_future_waited_for_notify_one");
+    let r = waited.clone();
+    model!().reach(&waited).check(move || {
+        let notify = Arc::new(Notify::new());
+        let all = {
+            let notify = notify.clone();
+            thread::spawn(move || notify.notify_waiters())
+        };
+        all.join().unwrap();
+        let (w, _) = counting_waker();
+        let mut later = Box::pin(notify.notified());
+        assert!(
+            !poll(later.as_mut(), &w),
+            "completed by an earlier notify_waiters"
+        );
+        let one = {
+            let notify = notify.clone();
+            thread::spawn(move || notify.notify_one())
+        };
+        r.hit_if(wait(later) > 1);
+        one.join().unwrap();
+    });
+}
+
+/// A future that registers while `notify_waiters` is between wake batches
+/// (tokio #5396 / #5458) is not completed by it: it was created after the
+/// call began.
+///
+/// Checks: N-3.
+#[test]
+fn waiter_registered_during_notify_waiters_waits() {
+    let during = Reach::new("registered_between_wake_batches");
+    let r = during.clone();
+    model!().reach(&during).check(move || {
+        let notify = Arc::new(Notify::new());
+        let began = Arc::new(AtomicBool::new(false));
+        let (first, _) = {
+            let began = began.clone();
+            callback_waker(Callbacks {
+                // Release: publishes nothing; the flag only tells the main
+                // thread that notify_waiters has begun.
+                on_wake: Some(Box::new(move || began.store(true, Release))),
+                ..Callbacks::default()
+            })
+        };
+        let (wakers, woken): (Vec<_>, Vec<_>) = (0..3).map(|_| counting_waker()).unzip();
+        let mut earlier: Vec<_> = (0..3).map(|_| Box::pin(notify.notified())).collect();
+        assert!(!poll(earlier[0].as_mut(), &first));
+        assert!(!poll(earlier[1].as_mut(), &wakers[1]) && !poll(earlier[2].as_mut(), &wakers[2]));
+        let all = {
+            let notify = notify.clone();
+            thread::spawn(move || notify.notify_waiters())
+        };
+        // Acquire: pairs with the waker's store; only labels the execution.
+        let created_during = began.load(Acquire);
+        let mut new = Box::pin(notify.notified());
+        let ready_at_once = poll(new.as_mut(), &wakers[0]);
+        // The third earlier future is in the second wake batch.
+        r.hit_if(created_during && woken[2].get() == 0);
+        all.join().unwrap();
+        if created_during {
+            assert!(
+                !ready_at_once && !poll(new.as_mut(), &wakers[0]),
+                "notify_waiters completed a future created after it began"
+            );
+        }
+        assert!(
+            all_ready(&mut earlier, &wakers[0]),
+            "notify_waiters missed a future"
+        );
+    });
+}
+
+fn all_ready<F: Future>(futures: &mut [Pin<Box<F>>], w: &Waker) -> bool {
+    futures.iter_mut().all(|f| poll(f.as_mut(), w))
+}
+
+/// `notify_last` wakes the newest of three registered waiters (N-2), while
+/// that waiter's task blocks on it; the others stay pending.
+///
+/// Checks: N-2, N-9.
+#[test]
+fn notify_last_wakes_newest() {
+    let waited = Reach::new("newest_blocked_before_notify_last");
+    let r = waited.clone();
+    model!().reach(&waited).check(move || {
+        let notify = Arc::new(Notify::new());
+        let note = Handoff::new();
+        let (w, _) = counting_waker();
+        let mut all: Vec<_> = (0..3).map(|_| Box::pin(notify.notified())).collect();
+        for f in &mut all {
+            assert!(!poll(f.as_mut(), &w));
+        }
+        let notifier = {
+            let (notify, note) = (notify.clone(), note.clone());
+            thread::spawn(move || {
+                note.write(1);
+                notify.notify_last();
+            })
+        };
+        let newest = all.pop().unwrap();
+        r.hit_if(wait(newest) > 1);
+        assert_eq!(
+            note.read(),
+            1,
+            "completed before the notifier's write was visible"
+        );
+        notifier.join().unwrap();
+        assert!(!all_ready(&mut all, &w), "notify_last woke an older waiter");
+        assert!(all.iter_mut().all(|f| !poll(f.as_mut(), &w)));
+    });
+}
+
+/// FIFO with three registered waiters: two `notify_one` calls from another
+/// thread complete the two oldest, in order; the newest stays pending.
+///
+/// Checks: N-2.
+#[test]
+fn fifo_order_with_three_waiters() {
+    let between = Reach::new("oldest_done_while_second_pending");
+    let r = between.clone();
+    model!().reach(&between).check(move || {
+        let notify = Arc::new(Notify::new());
+        let (w, _) = counting_waker();
+        let mut all: Vec<_> = (0..3).map(|_| Box::pin(notify.notified())).collect();
+        for f in &mut all {
+            assert!(!poll(f.as_mut(), &w));
+        }
+        let notifier = {
+            let notify = notify.clone();
+            thread::spawn(move || {
+                notify.notify_one();
+                notify.notify_one();
+            })
+        };
+        thread::yield_now();
+        // Newest first: a notification, once given, stays; so if a newer
+        // waiter was notified when polled, every older one polled after it
+        // must be too (FIFO).
+        let mut ready: Vec<bool> = all.iter_mut().rev().map(|f| poll(f.as_mut(), &w)).collect();
+        ready.reverse();
+        assert!(
+            ready.windows(2).all(|p| p[0] || !p[1]),
+            "not FIFO: {ready:?}"
+        );
+        r.hit_if(ready == [true, false, false]);
+        notifier.join().unwrap();
+        let ready: Vec<bool> = all.iter_mut().map(|f| poll(f.as_mut(), &w)).collect();
+        assert_eq!(ready, [true, true, false]);
+    });
+}
+
+/// `enable` registers without a waker (tokio #4745 / #4747): a
+/// `notify_one` after it chooses this future; a later poll stores its
+/// waker, which the notification then wakes, or finds the notification.
+///
+/// Checks: N-2, N-5.
+#[test]
+fn enable_then_poll() {
+    let waited = Reach::new("poll_after_enable_waited");
+    let r = waited.clone();
+    model!().reach(&waited).check(move || {
+        let notify = Arc::new(Notify::new());
+        let mut f = Box::pin(notify.notified());
+        assert!(!f.as_mut().enable(), "no permit, no notification yet");
+        let notifier = {
+            let notify = notify.clone();
+            thread::spawn(move || notify.notify_one())
+        };
+        r.hit_if(wait(f) > 1);
+        notifier.join().unwrap();
+        // The notification went to the enabled future, not into the permit.
+        let (w, _) = counting_waker();
+        assert!(
+            !poll(Box::pin(notify.notified()).as_mut(), &w),
+            "a permit was left over"
+        );
+    });
+}
+
+/// A future polled by one task, then by another (its waker changes), while
+/// `notify_one` runs: the waker woken is the latest one (N-5; the second
+/// half of tokio #4745, fixed by #4751).
+///
+/// Checks: N-5.
+#[test]
+fn waker_replaced_when_task_changes() {
+    let moved = Reach::new("notified_after_the_task_changed");
+    let r = moved.clone();
+    model!().reach(&moved).check(move || {
+        let notify = Arc::new(Notify::new());
+        let (first, first_woken) = counting_waker();
+        let (second, second_woken) = counting_waker();
+        let mut f = Box::pin(notify.notified());
+        assert!(!poll(f.as_mut(), &first));
+        let notifier = {
+            let notify = notify.clone();
+            thread::spawn(move || notify.notify_one())
+        };
+        let ready = poll(f.as_mut(), &second);
+        notifier.join().unwrap();
+        if !ready {
+            r.hit();
+            assert_eq!(second_woken.get(), 1, "the latest waker was not woken");
+            assert_eq!(first_woken.get(), 0, "a replaced waker was woken");
+            assert!(poll(f.as_mut(), &second));
+        }
+    });
+}
+
+/// Two `notify_one` calls race with nobody waiting: one permit is stored
+/// (N-1), and a future that consumes it after both calls sees both
+/// notifiers' writes: a stored permit is rewritten by the second notifier
+/// (not merely observed), so that its writes are published too (N-9).
+///
+/// Checks: N-1, N-8, N-9.
+#[test]
+fn racing_notifies_store_one_permit() {
+    let consumed = Reach::new("permit_consumed_after_both_notifies");
+    let r = consumed.clone();
+    model!().reach(&consumed).check(move || {
+        let notify = Arc::new(Notify::new());
+        let notes: Vec<_> = (0..2).map(|_| Handoff::new()).collect();
+        let returned: Vec<Flag> = (0..2).map(|_| Flag::default()).collect();
+        let notifiers: Vec<_> = notes
+            .iter()
+            .zip(&returned)
+            .map(|(note, returned)| {
+                let (notify, note, returned) = (notify.clone(), note.clone(), returned.clone());
+                thread::spawn(move || {
+                    note.write(1);
+                    notify.notify_one();
+                    returned.set();
+                })
+            })
+            .collect();
+        let (w, _) = counting_waker();
+        thread::yield_now();
+        thread::yield_now();
+        let both_returned = returned.iter().all(Flag::get);
+        let mut first = Box::pin(notify.notified());
+        if poll(first.as_mut(), &w) && r.hit_if(both_returned) {
+            assert!(notes.iter().all(|n| n.read() == 1));
+        }
+        for n in notifiers {
+            n.join().unwrap();
+        }
+        drop(first);
+        // Whatever was consumed or forwarded, at most one permit is left.
+        let mut second = Box::pin(notify.notified());
+        let mut third = Box::pin(notify.notified());
+        poll(second.as_mut(), &w);
+        assert!(!poll(third.as_mut(), &w), "two permits were stored");
+    });
+}
+
+/// A waiter dropped while `notify_waiters` holds it in its ring, between
+/// wake batches (three waiters, batches of 2), while a `notify_one` stores
+/// the permit in the same window (the first waiter's waker calls it): the
+/// drop unlinks the node safely (loom checks every access to it), and it
+/// leaves the permit alone, moving the state only from WAITING to EMPTY
+/// (tokio #3652).
+///
+/// Checks: N-1, N-3, N-4.
+#[test]
+fn waiter_dropped_while_notify_waiters_runs() {
+    let in_ring = Reach::new("dropped_while_in_the_ring_with_a_permit_stored");
+    let r = in_ring.clone();
+    model!().reach(&in_ring).check(move || {
+        let notify = Arc::new(Notify::new());
+        let (first, first_woken) = {
+            let notify = notify.clone();
+            callback_waker(Callbacks {
+                on_wake: Some(Box::new(move || notify.notify_one())),
+                ..Callbacks::default()
+            })
+        };
+        let (w, last_woken) = counting_waker();
+        let mut all: Vec<_> = (0..3).map(|_| Box::pin(notify.notified())).collect();
+        assert!(!poll(all[0].as_mut(), &first));
+        assert!(!poll(all[1].as_mut(), &w) && !poll(all[2].as_mut(), &w));
+        let notifier = {
+            let notify = notify.clone();
+            thread::spawn(move || notify.notify_waiters())
+        };
+        let last = all.pop().unwrap();
+        thread::yield_now();
+        // The first batch is woken (so the permit may be stored) and the
+        // last waiter's batch is not: it is still in the ring.
+        r.hit_if(first_woken.get() == 1 && last_woken.get() < 2);
+        drop(last);
+        notifier.join().unwrap();
+        assert!(all_ready(&mut all, &w), "notify_waiters missed a future");
+        let mut after = Box::pin(notify.notified());
+        assert!(
+            poll(after.as_mut(), &w),
+            "the permit stored meanwhile was lost"
+        );
+    });
+}
+
+/// A waker whose clone calls `notify_one` on the same `Notify` while
+/// another waiter is registered, so the call takes the lock (tokio #4129):
+/// `Notify` clones wakers before taking its lock, so this cannot deadlock.
+///
+/// Checks: N-6.
+#[test]
+fn waker_cloned_outside_the_lock() {
+    use CallBack::*;
+    reentrant_scenario(model!(), [NotifyOne, Nothing, Nothing]);
+}
+
+/// A waker whose wake calls `notify_one` on the same `Notify`: wakers are
+/// woken after the lock is released.
+///
+/// Checks: N-6.
+#[test]
+fn waker_woken_outside_the_lock() {
+    use CallBack::*;
+    reentrant_scenario(model!(), [Nothing, NotifyOne, Nothing]);
+}
+
+/// A waker whose drop calls `notify_waiters` on the same `Notify` (tokio
+/// #5429 / #5471): a replaced waker is dropped after the lock is released.
+///
+/// Checks: N-6.
+#[test]
+fn waker_dropped_outside_the_lock() {
+    use CallBack::*;
+    reentrant_scenario(model!(), [Nothing, Nothing, NotifyWaiters]);
+}
+
+/// One waiter registered; a second polled with a re-entrant waker, then
+/// with a plain one (so the copy it stored is replaced and dropped), while
+/// another thread notifies. Nothing deadlocks, and a final
+/// `notify_waiters` completes both.
+fn reentrant_scenario(model: crate::harness::Model, [on_clone, on_wake, on_drop]: [CallBack; 3]) {
+    let registered = Reach::new("registered_with_the_reentrant_waker");
+    let r = registered.clone();
+    model.reach(&registered).check(move || {
+        let notify = Arc::new(Notify::new());
+        let (reentrant, _) = reentrant_waker(&notify, on_clone, on_wake, on_drop);
+        let (plain, _) = counting_waker();
+        let mut first = Box::pin(notify.notified());
+        assert!(!poll(first.as_mut(), &plain));
+        let notifier = {
+            let notify = notify.clone();
+            thread::spawn(move || notify.notify_one())
+        };
+        let mut f = Box::pin(notify.notified());
+        // The re-entrant waker is kept alive until the end, so the copy
+        // `f` stored is the one a replacement drops.
+        if r.hit_if(!poll(f.as_mut(), &reentrant)) {
+            poll(f.as_mut(), &plain);
+        }
+        notifier.join().unwrap();
+        drop(reentrant);
+        notify.notify_waiters();
+        assert!(poll(first.as_mut(), &plain) && poll(f.as_mut(), &plain));
+    });
+}
+
+/// A waker that panics when `notify_waiters` wakes it: every other waiter
+/// is still notified and woken, the panic reaches the caller afterwards,
+/// and the `Notify` keeps working (N-6). Not a shuttle scenario: shuttle
+/// fails a test on any panic in a task, even one that is caught.
+///
+/// Checks: N-3, N-6.
+#[cfg(not(shuttle))]
+#[test]
+fn panicking_waker_in_notify_waiters() {
+    let caught = Reach::new("panic_reached_the_caller");
+    let r = caught.clone();
+    model!().reach(&caught).check(move || {
+        let notify = Arc::new(Notify::new());
+        let (panics, _) = callback_waker(Callbacks {
+            on_wake: Some(Box::new(|| panic!("a waker panics on purpose"))),
+            ..Callbacks::default()
+        });
+        let (w, woken) = counting_waker();
+        let mut all: Vec<_> = (0..3).map(|_| Box::pin(notify.notified())).collect();
+        assert!(!poll(all[0].as_mut(), &panics));
+        assert!(!poll(all[1].as_mut(), &w) && !poll(all[2].as_mut(), &w));
+        let notifier = {
+            let notify = notify.clone();
+            thread::spawn(move || {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| notify.notify_waiters()))
+                    .is_err()
+            })
+        };
+        r.hit_if(notifier.join().unwrap());
+        assert_eq!(woken.get(), 2, "a panicking waker stopped the others");
+        assert!(all_ready(&mut all, &w), "notify_waiters missed a future");
+        notify.notify_one();
+        assert!(
+            poll(Box::pin(notify.notified()).as_mut(), &w),
+            "the Notify stopped working"
+        );
+    });
+}
+
+/// `OwnedNotified` (`notified_owned`) moved to another thread and awaited
+/// there while this thread notifies.
+///
+/// Checks: N-1, N-9.
+#[test]
+fn owned_notified_on_another_thread() {
+    let waited = Reach::new("owned_future_waited");
+    let r = waited.clone();
+    model!().reach(&waited).check(move || {
+        let notify = std::sync::Arc::new(Notify::new());
+        let note = Handoff::new();
+        let owned = notify.clone().notified_owned();
+        let waiter = {
+            let note = note.clone();
+            thread::spawn(move || {
+                let polls = wait(owned);
+                assert_eq!(
+                    note.read(),
+                    1,
+                    "completed before the notifier's write was visible"
+                );
+                polls
+            })
+        };
+        note.write(1);
+        notify.notify_one();
+        r.hit_if(waiter.join().unwrap() > 1);
+    });
+}
+
+/// A future holding no registration races a `notify_waiters` while a
+/// permit this thread stored is there: it completes by the permit, or by
+/// the new generation, read by its first load or by its failed permit CAS.
+/// When the permit is still there afterwards it completed by the
+/// generation, and then it sees the notifier's write (N-9), which only the
+/// generation carries here.
+///
+/// Checks: N-1, N-3, N-8, N-9.
+#[test]
+fn unpolled_future_races_permit_and_notify_waiters() {
+    let by_generation = Reach::new("completed_by_the_generation_with_the_permit_left");
+    let r = by_generation.clone();
+    model!().reach(&by_generation).check(move || {
+        let notify = Arc::new(Notify::new());
+        let note = Handoff::new();
+        notify.notify_one();
+        let mut early = Box::pin(notify.notified());
+        let notifier = {
+            let (notify, note) = (notify.clone(), note.clone());
+            thread::spawn(move || {
+                note.write(1);
+                notify.notify_waiters();
+            })
+        };
+        let (w, _) = counting_waker();
+        thread::yield_now();
+        let ready = poll(early.as_mut(), &w);
+        // `has_permit` synchronises with nothing: only the completion
+        // itself may order the read below.
+        if ready && r.hit_if(notify.has_permit()) {
+            assert_eq!(
+                note.read(),
+                1,
+                "completed before the notifier's write was visible"
+            );
+        }
+        notifier.join().unwrap();
+        assert!(
+            ready || poll(early.as_mut(), &w),
+            "notify_waiters missed the future"
+        );
+    });
+}
+
+/// A registered future that is completed by `notify_waiters`'s generation,
+/// not by its own notification, because it is polled for the first time
+/// after the call: its poll sees the notifier's write while another future
+/// stays registered (N-9).
+///
+/// Checks: N-3, N-8, N-9.
+#[test]
+fn generation_completes_a_future_beside_a_waiter() {
+    let by_generation = Reach::new("unpolled_future_completed_by_the_generation");
+    let r = by_generation.clone();
+    model!().reach(&by_generation).check(move || {
+        let notify = Arc::new(Notify::new());
+        let note = Handoff::new();
+        let (w, _) = counting_waker();
+        let mut registered = Box::pin(notify.notified());
+        assert!(!poll(registered.as_mut(), &w));
+        let mut unpolled = Box::pin(notify.notified());
+        let notifier = {
+            let (notify, note) = (notify.clone(), note.clone());
+            thread::spawn(move || {
+                note.write(1);
+                notify.notify_waiters();
+            })
+        };
+        thread::yield_now();
+        if r.hit_if(poll(unpolled.as_mut(), &w)) {
+            assert_eq!(
+                note.read(),
+                1,
+                "completed before the notifier's write was visible"
+            );
+        }
+        notifier.join().unwrap();
+        assert!(poll(unpolled.as_mut(), &w) && poll(registered.as_mut(), &w));
+    });
+}
+
+/// `notify_one` sees a waiter registered, takes the lock, and finds the
+/// list emptied by that waiter's drop: it stores the permit instead, under
+/// the lock, and the future that consumes it sees the notifier's write.
+///
+/// Checks: N-1, N-4, N-8, N-9.
+#[test]
+fn notify_finds_the_last_waiter_gone() {
+    let consumed = Reach::new("later_future_consumed_a_permit");
+    let r = consumed.clone();
+    model!().reach(&consumed).check(move || {
+        let notify = Arc::new(Notify::new());
+        let note = Handoff::new();
+        let (w, _) = counting_waker();
+        let mut leaving = Box::pin(notify.notified());
+        assert!(!poll(leaving.as_mut(), &w));
+        let notifier = {
+            let (notify, note) = (notify.clone(), note.clone());
+            thread::spawn(move || {
+                note.write(1);
+                notify.notify_one();
+            })
+        };
+        // Let the notifier see WAITING first, and then take the lock as soon
+        // as the drop releases it: loom 0.7 runs neither a new thread nor one
+        // blocked on a mutex before this thread's next access unless it
+        // yields (see VERIFICATION.md on loom's schedule).
+        thread::yield_now();
+        drop(leaving);
+        thread::yield_now();
+        // Whether the notification reached the waiter (and was forwarded
+        // into the permit by its drop) or the permit directly, this waits
+        // for it and sees the write.
+        r.hit_if(wait(notify.notified()) == 1);
+        assert_eq!(
+            note.read(),
+            1,
+            "completed before the notifier's write was visible"
+        );
+        notifier.join().unwrap();
+    });
+}

@@ -1,0 +1,487 @@
+//! The keyed channel's bookkeeping, driven single-threaded through the
+//! sync API, against a naive reference that scans the whole queue: a
+//! queued message is deliverable iff none of its keys is held by a live
+//! message and no earlier queued message shares a key with it. Random
+//! sends (0 to 3 keys over a space of 5, duplicates included), receives,
+//! releases and `into_value`s; after every step: exclusion, per-key order,
+//! progress (a receive returns a message exactly when one is deliverable,
+//! and one of those), capacity, and a key table that is empty whenever
+//! nothing is queued or held.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering}; // shim-exempt: the tests' own counters, outside the channel
+use std::thread::spawn as watchdog_thread; // shim-exempt: the deadlock watchdog's thread
+
+use crate::support::{DropLog, Item};
+use modelsync::keyed::error::{TryRecvError, TrySendError};
+use modelsync::keyed::{sync_channel, Message};
+use proptest::prelude::*;
+
+const KEYS: u8 = 5;
+const CAPACITY: usize = 6;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Send(Vec<u8>),
+    Recv,
+    /// Drop the i-th live message (modulo their number).
+    Release(usize),
+    /// Take the value of the i-th live message.
+    IntoValue(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => proptest::collection::vec(0..KEYS, 0..4).prop_map(Op::Send),
+        3 => Just(Op::Recv),
+        2 => any::<usize>().prop_map(Op::Release),
+        1 => any::<usize>().prop_map(Op::IntoValue),
+    ]
+}
+
+/// The naive reference: the queue in arrival order, and the keys live
+/// messages hold.
+#[derive(Default)]
+struct Reference {
+    /// Each queued message: id, key set, and the keys as sent.
+    queue: Vec<(u32, BTreeSet<u8>, Vec<u8>)>,
+    held: BTreeSet<u8>,
+}
+
+impl Reference {
+    fn deliverable(&self) -> Vec<u32> {
+        let mut found = Vec::new();
+        for (i, (id, keys, _)) in self.queue.iter().enumerate() {
+            let free = keys.is_disjoint(&self.held);
+            let first = self.queue[..i]
+                .iter()
+                .all(|(_, earlier, _)| keys.is_disjoint(earlier));
+            if free && first {
+                found.push(*id);
+            }
+        }
+        found
+    }
+}
+
+type Live = Vec<Message<u8, Item>>;
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 1024 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Random operation sequences against the naive reference.
+    ///
+    /// Checks: K-1, K-2, K-3, K-4, K-6, K-8.
+    #[test]
+    fn matches_reference_model(ops in proptest::collection::vec(op(), 1..80)) {
+        let mut log = DropLog::default();
+        let (tx, mut rx) = sync_channel::<u8, Item>(CAPACITY);
+        let mut reference = Reference::default();
+        let mut live: Live = Vec::new();
+        // Per key, the ids received, in order; per key, the ids sent.
+        let mut received: HashMap<u8, Vec<u32>> = HashMap::new();
+        let mut sent: HashMap<u8, Vec<u32>> = HashMap::new();
+        for op in ops {
+            match op {
+                Op::Send(keys) => {
+                    let item = log.item();
+                    let id = item.id;
+                    match tx.try_send(keys.iter().copied(), item) {
+                        Ok(()) => {
+                            prop_assert!(reference.queue.len() < CAPACITY);
+                            let set: BTreeSet<u8> = keys.iter().copied().collect();
+                            for &k in &set {
+                                sent.entry(k).or_default().push(id);
+                            }
+                            reference.queue.push((id, set, keys));
+                        }
+                        Err(TrySendError::Full(back)) => {
+                            prop_assert_eq!(reference.queue.len(), CAPACITY);
+                            prop_assert_eq!(back.id, id);
+                        }
+                        Err(e) => prop_assert!(false, "try_send: {:?}", e),
+                    }
+                }
+                Op::Recv => {
+                    let deliverable = reference.deliverable();
+                    match rx.try_recv() {
+                        Ok(message) => {
+                            let id = message.value().id;
+                            prop_assert!(deliverable.contains(&id), "delivered {} of {:?}", id, deliverable);
+                            let at = reference.queue.iter().position(|(q, _, _)| *q == id).unwrap();
+                            let (_, keys, as_sent) = reference.queue.remove(at);
+                            // K-8: deduplicated, first-seen order.
+                            let mut expect: Vec<u8> = Vec::new();
+                            for k in &as_sent { if !expect.contains(k) { expect.push(*k); } }
+                            prop_assert_eq!(message.keys(), &expect[..]);
+                            for &k in &keys {
+                                prop_assert!(reference.held.insert(k), "key {} held twice (K-1)", k);
+                                received.entry(k).or_default().push(id);
+                            }
+                            live.push(message);
+                        }
+                        Err(TryRecvError::Conflicted) => {
+                            prop_assert!(deliverable.is_empty() && !reference.queue.is_empty());
+                        }
+                        Err(TryRecvError::Empty) => prop_assert!(reference.queue.is_empty()),
+                        Err(TryRecvError::Disconnected) => prop_assert!(false, "a sender is alive"),
+                    }
+                }
+                Op::Release(i) | Op::IntoValue(i) => {
+                    if live.is_empty() { continue; }
+                    let message = live.remove(i % live.len());
+                    for k in message.keys() {
+                        reference.held.remove(k);
+                    }
+                    if let Op::IntoValue(_) = op {
+                        let item = message.into_value();
+                        prop_assert!(item.id < u32::MAX);
+                    } else {
+                        drop(message);
+                    }
+                }
+            }
+            // K-6: the key table is empty whenever nothing is queued or held.
+            if reference.queue.is_empty() && reference.held.is_empty() {
+                prop_assert_eq!(rx.tracked_keys(), 0);
+            }
+        }
+        // K-2: per key, what was received is exactly a prefix of what was
+        // sent: in order, and none overtaking one still queued.
+        for (key, ids) in &received {
+            prop_assert_eq!(&sent[key][..ids.len()], &ids[..], "key {} out of order", key);
+        }
+        // K-4: every value dropped exactly once, queued ones with the
+        // receiver.
+        drop(live);
+        drop(rx);
+        drop(tx);
+        prop_assert_eq!(log.each_dropped_once(), Ok(()));
+    }
+}
+
+/// A value that implements nothing: errors must still be `Debug`.
+struct Opaque(#[allow(dead_code)] u32);
+
+/// Capacity 0 panics with a message saying so, for both flavours; errors
+/// are `Debug` (without `V: Debug`), `Display` and `std::error::Error`;
+/// each error variant is returned exactly when the contract says.
+///
+/// Checks: K-7, K-10.
+#[test]
+fn errors_and_capacity_follow_the_contract() {
+    use modelsync::keyed::error::{RecvError, RecvTimeoutError, SendError};
+    use std::time::Duration;
+
+    for build in [(|| drop(sync_channel::<u8, u8>(0))) as fn(), || {
+        drop(modelsync::keyed::channel::<u8, u8>(0))
+    }] {
+        let message = crate::support::panic_message(std::panic::catch_unwind(build).unwrap_err());
+        assert!(
+            message.contains("capacity") && message.contains('0'),
+            "panic message: {message}"
+        );
+    }
+
+    let errors: Vec<Box<dyn std::error::Error>> = vec![
+        Box::new(SendError(Opaque(1))),
+        Box::new(TrySendError::Full(Opaque(1))),
+        Box::new(TrySendError::Disconnected(Opaque(1))),
+        Box::new(RecvError),
+        Box::new(TryRecvError::Empty),
+        Box::new(TryRecvError::Conflicted),
+        Box::new(TryRecvError::Disconnected),
+        Box::new(RecvTimeoutError::Timeout),
+        Box::new(RecvTimeoutError::Disconnected),
+    ];
+    for e in &errors {
+        assert!(!format!("{e}").is_empty() && !format!("{e:?}").is_empty());
+    }
+    assert_eq!(TrySendError::Full(7).into_inner(), 7);
+
+    let (tx, mut rx) = sync_channel::<u8, u32>(1);
+    assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Empty);
+    assert_eq!(
+        rx.recv_timeout(Duration::from_millis(1)).unwrap_err(),
+        RecvTimeoutError::Timeout
+    );
+    tx.try_send([1], 1).unwrap();
+    assert!(matches!(tx.try_send([2], 2), Err(TrySendError::Full(2))));
+    let held = rx.recv().unwrap();
+    // Received, still-held messages do not count against the capacity.
+    tx.try_send([1], 3).unwrap();
+    assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Conflicted);
+    assert_eq!(
+        rx.recv_timeout(Duration::from_millis(1)).unwrap_err(),
+        RecvTimeoutError::Timeout
+    );
+    // The last sender leaves with a message still queued: it is delivered,
+    // and only then is the channel disconnected.
+    let other = tx.clone();
+    drop(tx);
+    drop(other);
+    assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Conflicted);
+    drop(held);
+    assert_eq!(rx.recv().unwrap().into_value(), 3);
+    assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Disconnected);
+    assert_eq!(rx.recv().unwrap_err(), RecvError);
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(1)).unwrap_err(),
+        RecvTimeoutError::Disconnected
+    );
+    // A huge timeout is no timeout, not an overflow.
+    let (tx, mut rx) = sync_channel::<u8, u32>(1);
+    tx.send([], 4).unwrap();
+    assert_eq!(rx.recv_timeout(Duration::MAX).unwrap().into_value(), 4);
+
+    // The receiver leaves: sends fail with their value.
+    drop(rx);
+    assert!(matches!(tx.send([1], 5), Err(SendError(5))));
+    assert!(matches!(
+        tx.try_send([1], 6),
+        Err(TrySendError::Disconnected(6))
+    ));
+}
+
+/// Empty key sets never conflict, duplicate keys count once, a `Message`
+/// is `Send` and may outlive every handle of its channel, and `value_mut`
+/// and `into_value` give the value.
+///
+/// Checks: K-4, K-8.
+#[test]
+fn messages_and_keys_follow_the_contract() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Message<String, Vec<u8>>>();
+    assert_send::<modelsync::keyed::SyncSender<String, Vec<u8>>>();
+    assert_send::<modelsync::keyed::Receiver<String, Vec<u8>>>();
+
+    let (tx, mut rx) = sync_channel::<&str, u32>(4);
+    tx.send([], 1).unwrap();
+    tx.send(Vec::new(), 2).unwrap();
+    tx.send(["a", "b", "a", "c", "b"], 3).unwrap();
+    let (first, second) = (rx.recv().unwrap(), rx.recv().unwrap());
+    assert_eq!(
+        (*first.value(), *second.value()),
+        (1, 2),
+        "empty key sets conflicted"
+    );
+    let mut third = rx.recv().unwrap();
+    assert_eq!(third.keys(), ["a", "b", "c"]);
+    *third.value_mut() += 10;
+    drop((tx, rx));
+    assert_eq!(third.into_value(), 13);
+    drop((first, second));
+}
+
+/// An async `send` pending on a full channel and then cancelled sends
+/// nothing and takes no capacity; an async `recv` cancelled before it
+/// completes receives nothing.
+///
+/// Checks: K-4, K-7.
+#[test]
+fn cancelled_async_operations_lose_and_leak_nothing() {
+    use std::future::Future;
+    use std::task::{Context, Poll};
+
+    let (tx, mut rx) = modelsync::keyed::channel::<u8, u32>(1);
+    tx.try_send([0], 1).unwrap();
+    let waker = std::task::Waker::noop();
+    {
+        let mut send = Box::pin(tx.send([1], 2));
+        assert!(send
+            .as_mut()
+            .poll(&mut Context::from_waker(waker))
+            .is_pending());
+    }
+    let first = rx.try_recv().unwrap();
+    assert_eq!(*first.value(), 1);
+    assert_eq!(
+        rx.try_recv().unwrap_err(),
+        TryRecvError::Empty,
+        "a cancelled send sent"
+    );
+    tx.try_send([1], 3).expect("a cancelled send kept the slot");
+    assert!(matches!(tx.try_send([2], 4), Err(TrySendError::Full(4))));
+    {
+        tx.try_send([0], 5).unwrap_err();
+        let mut recv = Box::pin(rx.recv());
+        match recv.as_mut().poll(&mut Context::from_waker(waker)) {
+            Poll::Ready(got) => assert_eq!(*got.unwrap().value(), 3),
+            Poll::Pending => panic!("a deliverable message was not received"),
+        }
+    }
+    // The message received by the dropped future was dropped with it and
+    // released its key: nothing is queued.
+    assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Empty);
+    drop(first);
+    let mut recv = Box::pin(rx.recv());
+    assert!(recv
+        .as_mut()
+        .poll(&mut Context::from_waker(waker))
+        .is_pending());
+    drop(recv);
+    tx.try_send([0], 6).unwrap();
+    assert_eq!(modelsync::block_on(rx.recv()).unwrap().into_value(), 6);
+}
+
+/// Runs `body` on its own thread and fails if it has not finished within
+/// 20 s: a callback that re-enters the channel under its lock deadlocks.
+fn finishes_without_deadlock(what: &str, body: impl FnOnce() + Send + 'static) {
+    let (done_tx, done_rx) = std::sync::mpsc::channel(); // shim-exempt: the test's watchdog
+    let runner = watchdog_thread(move || {
+        body();
+        let _ = done_tx.send(());
+    });
+    match done_rx.recv_timeout(std::time::Duration::from_secs(20)) {
+        Ok(()) => runner.join().unwrap(),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(runner.join().unwrap_err())
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{what}: deadlocked (user code ran under the channel's lock)")
+        }
+    }
+}
+
+/// A value whose `Drop` uses the channel it travels in.
+struct Reentrant {
+    tx: Option<modelsync::keyed::SyncSender<u8, Reentrant>>,
+    log: std::sync::Arc<AtomicUsize>,
+}
+
+impl Drop for Reentrant {
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.try_send(
+                [0],
+                Reentrant {
+                    tx: None,
+                    log: self.log.clone(),
+                },
+            );
+            // SeqCst: a test counter, read after the threads are joined.
+            self.log.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Values' `Drop` and wakers run outside the channel's lock: a value
+/// dropped with its message, with `into_value`'s caller, or with the
+/// receiver may use the channel, and so may a waker woken by a send or a
+/// release.
+///
+/// Checks: K-5.
+#[test]
+fn user_code_runs_outside_the_lock() {
+    finishes_without_deadlock("a value's Drop", || {
+        let log = std::sync::Arc::new(AtomicUsize::new(0));
+        let (tx, mut rx) = sync_channel::<u8, Reentrant>(4);
+        let value = |tx: &modelsync::keyed::SyncSender<u8, Reentrant>| Reentrant {
+            tx: Some(tx.clone()),
+            log: log.clone(),
+        };
+        tx.send([0], value(&tx)).unwrap();
+        drop(rx.recv().unwrap()); // the message's drop re-enters
+        tx.send([1], value(&tx)).unwrap();
+        tx.send([2], value(&tx)).unwrap();
+        drop(rx); // both queued values' drops re-enter
+        assert_eq!(log.load(Ordering::SeqCst), 3);
+    });
+    finishes_without_deadlock("a waker", || {
+        use std::future::Future;
+        use std::sync::{Arc, Mutex}; // shim-exempt: the test's own waker state
+        use std::task::{Context, Wake, Waker};
+
+        struct Resend(Mutex<Option<modelsync::keyed::Sender<u8, u32>>>);
+        impl Wake for Resend {
+            fn wake(self: Arc<Self>) {
+                if let Some(tx) = self.0.lock().unwrap().take() {
+                    tx.try_send([9], 99).unwrap(); // re-enters from the wake
+                }
+            }
+        }
+        let (tx, mut rx) = modelsync::keyed::channel::<u8, u32>(4);
+        tx.try_send([0], 1).unwrap();
+        tx.try_send([0], 2).unwrap();
+        let held = rx.try_recv().unwrap();
+        let resend = Arc::new(Resend(Mutex::new(Some(tx.clone()))));
+        let waker = Waker::from(resend.clone());
+        let mut recv = Box::pin(rx.recv());
+        assert!(recv
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+        drop(held); // promotes 2, wakes the receiver's waker
+        assert!(
+            resend.0.lock().unwrap().is_none(),
+            "the release woke nobody"
+        );
+        let got = match recv.as_mut().poll(&mut Context::from_waker(&waker)) {
+            std::task::Poll::Ready(got) => got.unwrap().into_value(),
+            std::task::Poll::Pending => panic!("woken, yet nothing to receive"),
+        };
+        drop(recv);
+        assert_eq!(got, 2);
+        assert_eq!(rx.try_recv().unwrap().into_value(), 99);
+    });
+}
+
+thread_local! {
+    static HASHES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A key that counts how often it is hashed.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct CountedKey(u32);
+
+impl std::hash::Hash for CountedKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        HASHES.with(|h| h.set(h.get() + 1));
+        self.0.hash(state);
+    }
+}
+
+fn hashes_during(f: impl FnOnce()) -> usize {
+    let before = HASHES.with(|h| h.get());
+    f();
+    HASHES.with(|h| h.get()) - before
+}
+
+/// The key-table work of a send, a receive and a release does not grow
+/// with the number of queued messages or held keys: with 8 or with 512
+/// keys each held and waited for, sending on a held key, releasing it
+/// (which promotes its waiter) and receiving hash the same number of keys.
+///
+/// Checks: K-6.
+#[test]
+fn cost_does_not_grow_with_the_queue() {
+    let costs = |keys: u32| {
+        let (tx, mut rx) = sync_channel::<CountedKey, u32>(2 * keys as usize + 1);
+        let mut held = Vec::new();
+        for k in 0..keys {
+            tx.send([CountedKey(k)], k).unwrap();
+            held.push(rx.recv().unwrap());
+            tx.send([CountedKey(k)], k).unwrap(); // waits for the held one
+        }
+        let send = hashes_during(|| tx.send([CountedKey(0), CountedKey(1)], 0).unwrap());
+        let first = held.remove(0);
+        let release = hashes_during(|| drop(first));
+        let mut got = None;
+        let recv = hashes_during(|| got = Some(rx.recv().unwrap()));
+        assert_eq!(got.unwrap().keys(), [CountedKey(0)]);
+        (send, release, recv)
+    };
+    let (small, large) = (costs(8), costs(512));
+    assert_eq!(
+        small, large,
+        "(send, release, recv) key hashes grew with the queue"
+    );
+    // The two-key send, both keys taken, looks each up once; the release
+    // takes key 0 out, puts it back for its waiter and looks it up again
+    // to promote that waiter; a receive hashes nothing.
+    assert_eq!(small, (2, 3, 0), "not the hashing the message's keys need");
+}

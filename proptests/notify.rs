@@ -1,0 +1,486 @@
+//! `Notify` against a sequential reference model: one permit, a queue of
+//! registered waiters (FIFO for `notify_one`, LIFO for `notify_last`), the
+//! generation `notify_waiters` advances, forwarding by dropped waiters, and
+//! which waker each notification wakes. Random sequences of create /
+//! enable / poll (with one of three wakers) / drop / notify_one /
+//! notify_last / notify_waiters are applied to both and compared after
+//! every step: which futures are ready, and how many times each waker was
+//! woken.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Context;
+
+use crate::harness::{counting_waker, WakeCount};
+use modelsync::notify::{Notified, Notify};
+use proptest::prelude::*;
+
+const WAKERS: usize = 3;
+const FUTURES: usize = 4;
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    /// Creates future `slot` (dropping the one there, if any).
+    Create(usize),
+    Enable(usize),
+    /// Polls future `slot` with waker `waker`.
+    Poll(usize, usize),
+    Drop(usize),
+    NotifyOne,
+    NotifyLast,
+    NotifyWaiters,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let slot = 0..FUTURES;
+    prop_oneof![
+        3 => slot.clone().prop_map(Op::Create),
+        1 => slot.clone().prop_map(Op::Enable),
+        4 => (slot.clone(), 0..WAKERS).prop_map(|(s, w)| Op::Poll(s, w)),
+        2 => slot.prop_map(Op::Drop),
+        2 => Just(Op::NotifyOne),
+        1 => Just(Op::NotifyLast),
+        1 => Just(Op::NotifyWaiters),
+    ]
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stage {
+    Init,
+    Waiting,
+    Done,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Notification {
+    Fifo,
+    Lifo,
+    All,
+}
+
+#[derive(Debug)]
+struct Future_ {
+    generation: usize,
+    stage: Stage,
+    waker: Option<usize>,
+    notified: Option<Notification>,
+}
+
+/// The sequential reference.
+#[derive(Debug, Default)]
+struct Model {
+    permit: bool,
+    generation: usize,
+    /// Registered, not yet notified, oldest first: (future id).
+    waiters: VecDeque<u64>,
+    futures: BTreeMap<u64, Future_>,
+    wakes: [usize; WAKERS],
+}
+
+impl Model {
+    fn create(&mut self, id: u64) {
+        self.futures.insert(
+            id,
+            Future_ {
+                generation: self.generation,
+                stage: Stage::Init,
+                waker: None,
+                notified: None,
+            },
+        );
+    }
+
+    /// Ready or not; `waker` is `None` for `enable`.
+    fn poll(&mut self, id: u64, waker: Option<usize>) -> bool {
+        let generation = self.generation;
+        let f = self.futures.get_mut(&id).unwrap();
+        match f.stage {
+            Stage::Done => true,
+            Stage::Init => {
+                // N-3: the generation first, then the permit.
+                if f.generation != generation {
+                    f.stage = Stage::Done;
+                } else if self.permit {
+                    self.permit = false;
+                    f.stage = Stage::Done;
+                } else {
+                    f.stage = Stage::Waiting;
+                    f.waker = waker;
+                    self.waiters.push_back(id);
+                }
+                f.stage == Stage::Done
+            }
+            Stage::Waiting => {
+                if f.notified.is_some() {
+                    f.stage = Stage::Done;
+                    f.waker = None;
+                    return true;
+                }
+                if waker.is_some() {
+                    f.waker = waker; // N-5: the latest waker replaces
+                }
+                false
+            }
+        }
+    }
+
+    fn notify(&mut self, lifo: bool) {
+        let chosen = if lifo {
+            self.waiters.pop_back()
+        } else {
+            self.waiters.pop_front()
+        };
+        match chosen {
+            None => self.permit = true,
+            Some(id) => {
+                let f = self.futures.get_mut(&id).unwrap();
+                f.notified = Some(if lifo {
+                    Notification::Lifo
+                } else {
+                    Notification::Fifo
+                });
+                if let Some(w) = f.waker.take() {
+                    self.wakes[w] += 1;
+                }
+            }
+        }
+    }
+
+    fn notify_waiters(&mut self) {
+        self.generation += 1;
+        for id in std::mem::take(&mut self.waiters) {
+            let f = self.futures.get_mut(&id).unwrap();
+            f.notified = Some(Notification::All);
+            if let Some(w) = f.waker.take() {
+                self.wakes[w] += 1;
+            }
+        }
+    }
+
+    fn drop_future(&mut self, id: u64) {
+        let f = self.futures.remove(&id).unwrap();
+        if f.stage != Stage::Waiting {
+            return;
+        }
+        match f.notified {
+            None => self.waiters.retain(|&w| w != id),
+            // N-4: a chosen, unconsumed notification is passed on.
+            Some(Notification::Fifo) => self.notify(false),
+            Some(Notification::Lifo) => self.notify(true),
+            Some(Notification::All) => {}
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 1024 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Random operation sequences agree with the reference model after
+    /// every step: readiness of every poll and `enable`, and the wake count
+    /// of every waker.
+    ///
+    /// Checks: N-1, N-2, N-3, N-4, N-5.
+    #[test]
+    fn matches_reference_model(ops in proptest::collection::vec(op(), 1..40)) {
+        let notify = Notify::new();
+        let (wakers, counts): (Vec<_>, Vec<WakeCount>) = (0..WAKERS).map(|_| counting_waker()).unzip();
+        let mut model = Model::default();
+        let mut futures: Vec<Option<(u64, Pin<Box<Notified<'_>>>)>> = (0..FUTURES).map(|_| None).collect();
+        let mut next_id = 0u64;
+        for op in ops {
+            match op {
+                Op::Create(slot) => {
+                    if let Some((id, f)) = futures[slot].take() {
+                        drop(f);
+                        model.drop_future(id);
+                    }
+                    futures[slot] = Some((next_id, Box::pin(notify.notified())));
+                    model.create(next_id);
+                    next_id += 1;
+                }
+                Op::Enable(slot) => {
+                    let Some((id, f)) = futures[slot].as_mut() else { continue };
+                    let ready = f.as_mut().enable();
+                    prop_assert_eq!(ready, model.poll(*id, None), "enable future {}", id);
+                }
+                Op::Poll(slot, waker) => {
+                    let Some((id, f)) = futures[slot].as_mut() else { continue };
+                    let ready = f.as_mut().poll(&mut Context::from_waker(&wakers[waker])).is_ready();
+                    prop_assert_eq!(ready, model.poll(*id, Some(waker)), "poll future {}", id);
+                }
+                Op::Drop(slot) => {
+                    if let Some((id, f)) = futures[slot].take() {
+                        drop(f);
+                        model.drop_future(id);
+                    }
+                }
+                Op::NotifyOne => {
+                    notify.notify_one();
+                    model.notify(false);
+                }
+                Op::NotifyLast => {
+                    notify.notify_last();
+                    model.notify(true);
+                }
+                Op::NotifyWaiters => {
+                    notify.notify_waiters();
+                    model.notify_waiters();
+                }
+            }
+            let wakes: Vec<usize> = counts.iter().map(WakeCount::get).collect();
+            prop_assert_eq!(&wakes[..], &model.wakes[..], "wake counts after {:?}", op);
+        }
+        // Dropping the rest may forward notifications (N-4).
+        for slot in futures.iter_mut() {
+            if let Some((id, f)) = slot.take() {
+                drop(f);
+                model.drop_future(id);
+            }
+        }
+        // At most one permit (N-1): a new future finds it exactly when the
+        // model holds it, and a second one does not.
+        let mut probe = Box::pin(notify.notified());
+        let mut cx = Context::from_waker(&wakers[0]);
+        prop_assert_eq!(probe.as_mut().poll(&mut cx).is_ready(), model.permit);
+        let mut second = Box::pin(notify.notified());
+        prop_assert!(second.as_mut().poll(&mut cx).is_pending(), "a second permit was stored");
+    }
+}
+
+/// Registering, waiting, being notified (one, last, all) and forwarding on
+/// drop allocate nothing: a waiter is a node inside its own future, and
+/// `notify_waiters` wakes from a fixed batch on its stack.
+///
+/// Checks: N-7.
+#[test]
+fn waiting_allocates_nothing() {
+    let notify = Notify::new();
+    let (waker, _) = counting_waker();
+    let mut cx = Context::from_waker(&waker);
+    let before = crate::support::allocations::on_this_thread();
+    for _ in 0..50 {
+        let mut b = std::pin::pin!(notify.notified());
+        let mut c = std::pin::pin!(notify.notified());
+        {
+            // `pin!` keeps a future until its scope ends: `a` is dropped at
+            // the end of this block.
+            let mut a = std::pin::pin!(notify.notified());
+            assert!(a.as_mut().poll(&mut cx).is_pending());
+            assert!(!b.as_mut().enable());
+            assert!(c.as_mut().poll(&mut cx).is_pending());
+            notify.notify_last();
+            assert!(c.as_mut().poll(&mut cx).is_ready());
+            notify.notify_one(); // chooses `a`, the oldest
+        } // `a` dropped unconsumed: forwards to `b`
+        assert!(b.as_mut().poll(&mut cx).is_ready());
+        let mut d = std::pin::pin!(notify.notified());
+        assert!(d.as_mut().poll(&mut cx).is_pending());
+        notify.notify_waiters();
+        assert!(d.as_mut().poll(&mut cx).is_ready());
+        notify.notify_one();
+        assert!(std::pin::pin!(notify.notified()).poll(&mut cx).is_ready());
+    }
+    let allocated = crate::support::allocations::on_this_thread() - before;
+    assert_eq!(allocated, 0, "waiting allocated {allocated} times");
+}
+
+static STATIC_NOTIFY: Notify = Notify::const_new();
+
+/// The API a tokio user relies on: a `static` through `const_new`,
+/// `Default`, `Debug`, `Send + Sync` for `Notify` and both futures,
+/// `UnwindSafe + RefUnwindSafe` for `Notify`, fused futures, and
+/// `notified_owned` giving a `'static` future.
+///
+/// Checks: N-1, N-6.
+#[test]
+fn tokio_compatible_api() {
+    fn send_sync<T: Send + Sync>() {}
+    fn unwind_safe<T: std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
+    fn is_static<T: 'static>(_: &T) {}
+    send_sync::<Notify>();
+    send_sync::<Notified<'static>>();
+    send_sync::<modelsync::notify::OwnedNotified>();
+    unwind_safe::<Notify>();
+
+    let (waker, _) = counting_waker();
+    let mut cx = Context::from_waker(&waker);
+    STATIC_NOTIFY.notify_one();
+    let mut fused = std::pin::pin!(STATIC_NOTIFY.notified());
+    assert!(fused.as_mut().poll(&mut cx).is_ready());
+    assert!(fused.as_mut().poll(&mut cx).is_ready(), "not fused");
+
+    let notify = std::sync::Arc::new(Notify::default());
+    let owned = notify.clone().notified_owned();
+    is_static(&owned);
+    let mut owned = std::pin::pin!(owned);
+    assert!(owned.as_mut().poll(&mut cx).is_pending());
+    assert!(format!("{notify:?}").contains("waiting"), "{notify:?}");
+    notify.notify_waiters();
+    assert!(owned.as_mut().poll(&mut cx).is_ready());
+    assert!(
+        format!("{notify:?}").contains("notify_waiters_calls: 1"),
+        "{notify:?}"
+    );
+}
+
+fn multi_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .build()
+        .unwrap()
+}
+
+/// 100 tasks on tokio's multi-thread runtime pass a token around a ring
+/// 100 times, each waiting on its own `Notify` and notifying the next: a
+/// lost wake-up or permit would hang the ring.
+///
+/// Checks: N-1, N-9.
+#[test]
+#[cfg_attr(miri, ignore)] // tokio's runtime is too slow under Miri
+fn token_ring_on_a_multi_thread_runtime() {
+    const TASKS: usize = 100;
+    const ROUNDS: usize = 100;
+    let rt = multi_thread_runtime();
+    let notifies: std::sync::Arc<Vec<Notify>> =
+        std::sync::Arc::new((0..TASKS).map(|_| Notify::new()).collect());
+    let passes = std::sync::Arc::new(modelsync::sync::atomic::AtomicUsize::new(0));
+    rt.block_on(async {
+        let tasks: Vec<_> = (0..TASKS)
+            .map(|i| {
+                let (notifies, passes) = (notifies.clone(), passes.clone());
+                tokio::spawn(async move {
+                    for _ in 0..ROUNDS {
+                        notifies[i].notified().await;
+                        passes.fetch_add(1, modelsync::sync::atomic::Ordering::Relaxed);
+                        notifies[(i + 1) % TASKS].notify_one();
+                    }
+                })
+            })
+            .collect();
+        notifies[0].notify_one();
+        for t in tasks {
+            t.await.unwrap();
+        }
+    });
+    assert_eq!(
+        passes.load(modelsync::sync::atomic::Ordering::Relaxed),
+        TASKS * ROUNDS
+    );
+}
+
+/// The bounded channel tokio's documentation builds from two `Notify`s,
+/// registering with `enable` before checking the queue so that no wake-up
+/// is lost between the check and the wait: 4 producers send 100,000
+/// values to 3 consumers through a capacity of 16. Every value arrives
+/// exactly once, and nobody hangs.
+///
+/// Checks: N-1, N-2.
+#[test]
+#[cfg_attr(miri, ignore)] // tokio's runtime is too slow under Miri
+fn mpmc_channel_from_two_notifies() {
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+
+    const PRODUCERS: usize = 4;
+    const CONSUMERS: usize = 3;
+    const PER_PRODUCER: usize = 25_000;
+    const CAPACITY: usize = 16;
+
+    struct Channel {
+        queue: modelsync::sync::Mutex<VecDeque<Option<usize>>>,
+        not_empty: Notify,
+        not_full: Notify,
+    }
+
+    impl Channel {
+        async fn send(&self, value: Option<usize>) {
+            loop {
+                let mut waiting = std::pin::pin!(self.not_full.notified());
+                waiting.as_mut().enable();
+                {
+                    let mut queue = self.queue.lock();
+                    if queue.len() < CAPACITY {
+                        queue.push_back(value);
+                        drop(queue);
+                        self.not_empty.notify_one();
+                        return;
+                    }
+                }
+                waiting.await;
+            }
+        }
+
+        async fn recv(&self) -> Option<usize> {
+            loop {
+                let mut waiting = std::pin::pin!(self.not_empty.notified());
+                waiting.as_mut().enable();
+                {
+                    let mut queue = self.queue.lock();
+                    if let Some(value) = queue.pop_front() {
+                        drop(queue);
+                        self.not_full.notify_one();
+                        return value;
+                    }
+                }
+                waiting.await;
+            }
+        }
+    }
+
+    let rt = multi_thread_runtime();
+    let channel = Arc::new(Channel {
+        queue: modelsync::sync::Mutex::new(VecDeque::new()),
+        not_empty: Notify::new(),
+        not_full: Notify::new(),
+    });
+    let mut received: Vec<usize> = rt.block_on(async {
+        let consumers: Vec<_> = (0..CONSUMERS)
+            .map(|_| {
+                let channel = channel.clone();
+                tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    while let Some(value) = channel.recv().await {
+                        got.push(value);
+                    }
+                    got
+                })
+            })
+            .collect();
+        let producers: Vec<_> = (0..PRODUCERS)
+            .map(|p| {
+                let channel = channel.clone();
+                tokio::spawn(async move {
+                    for i in 0..PER_PRODUCER {
+                        channel.send(Some(p * PER_PRODUCER + i)).await;
+                    }
+                })
+            })
+            .collect();
+        for p in producers {
+            p.await.unwrap();
+        }
+        for _ in 0..CONSUMERS {
+            channel.send(None).await;
+        }
+        let mut all = Vec::new();
+        for c in consumers {
+            all.extend(c.await.unwrap());
+        }
+        all
+    });
+    received.sort_unstable();
+    assert_eq!(
+        received.len(),
+        PRODUCERS * PER_PRODUCER,
+        "values lost or doubled"
+    );
+    assert!(
+        received.iter().enumerate().all(|(i, &v)| i == v),
+        "values lost or doubled"
+    );
+}
