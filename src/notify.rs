@@ -167,6 +167,7 @@ struct Waiter {
 }
 
 impl Waiter {
+    #[inline]
     fn new() -> Self {
         Waiter {
             prev: UnsafeCell::new(None),
@@ -358,6 +359,7 @@ impl Notify {
     /// choosing it once it is registered, or by a `notify_waiters` that
     /// begins after this call. It registers on its first poll or
     /// [`enable`](Notified::enable).
+    #[inline] // a few stores: inlined into the caller's loop, as tokio's is
     pub fn notified(&self) -> Notified<'_> {
         Notified {
             notify: self,
@@ -383,16 +385,19 @@ impl Notify {
 
     /// Wakes the oldest registered waiter, or stores the permit if nobody
     /// waits (at most one permit is stored).
+    #[inline]
     pub fn notify_one(&self) {
         self.notify(Strategy::Fifo);
     }
 
     /// Wakes the newest registered waiter, or stores the permit if nobody
     /// waits.
+    #[inline]
     pub fn notify_last(&self) {
         self.notify(Strategy::Lifo);
     }
 
+    #[inline] // the common case, storing the permit, is one CAS
     fn notify(&self, strategy: Strategy) {
         // Relaxed: only seeds the CAS, which publishes.
         let mut state = self.state.load(Relaxed);
@@ -410,7 +415,11 @@ impl Notify {
                 Err(actual) => state = actual,
             }
         }
-        // Somebody waits: choosing a waiter needs the lock.
+        self.notify_waiting(strategy);
+    }
+
+    /// Somebody waits: choosing a waiter needs the lock.
+    fn notify_waiting(&self, strategy: Strategy) {
         let mut waiters = self.waiters.lock();
         let waker = self.notify_locked(&mut waiters, strategy);
         drop(waiters);
@@ -683,6 +692,7 @@ struct Wait {
 }
 
 impl Wait {
+    #[inline]
     fn new(notify: &Notify) -> Self {
         // Relaxed: a later generation is always seen by a future created
         // after the `notify_waiters` that made it returned (coherence), and
@@ -707,6 +717,7 @@ struct Pinned<'a> {
 impl Pinned<'_> {
     /// Polls with `waker`, or enables (registers without a waker) when it is
     /// `None`.
+    #[inline]
     fn poll(self, waker: Option<&Waker>) -> Poll<()> {
         match *self.stage {
             Stage::Done => Poll::Ready(()),
@@ -881,10 +892,14 @@ impl Pinned<'_> {
 
     /// On drop: unlinks a waiting node, and passes a `notify_one` or
     /// `notify_last` notification it never consumed on (N-4).
+    #[inline] // the common case, a future not waiting, costs one compare
     fn cancel(self) {
-        if *self.stage != Stage::Waiting {
-            return;
+        if *self.stage == Stage::Waiting {
+            self.cancel_waiting();
         }
+    }
+
+    fn cancel_waiting(self) {
         let mut waiters = self.notify.waiters.lock();
         // Relaxed: notifications are stored under the lock we hold.
         let notification = self.waiter.notification.load(Relaxed);
@@ -961,6 +976,7 @@ macro_rules! waiting_future {
                 self.pinned().poll(None).is_ready()
             }
 
+            #[inline]
             fn pinned(self: Pin<&mut Self>) -> Pinned<'_> {
                 // SAFETY: nothing is moved out; the waiter stays where it is
                 // and is only ever shared.
@@ -977,12 +993,14 @@ macro_rules! waiting_future {
         impl Future for $future {
             type Output = ();
 
+            #[inline]
             fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
                 self.pinned().poll(Some(cx.waker()))
             }
         }
 
         impl Drop for $future {
+            #[inline]
             fn drop(&mut self) {
                 // SAFETY: a `Notified` is only ever polled pinned, and a
                 // pinned value is dropped in place.
