@@ -56,10 +56,14 @@ def host():
     return key, f"{name} ({vendor}, cpu family {family}, model {model}), {cores} cores"
 
 
-def medians():
-    """{group: {function: median in ns}} from criterion's last run."""
+def medians(since):
+    """{group: {function: median in ns}} from the criterion run that started
+    at `since`: estimates older than that are other runs' (a filtered run
+    leaves every other benchmark's last estimates in place)."""
     found = defaultdict(dict)
     for meta in (ROOT / "target" / "criterion").glob("**/new/benchmark.json"):
+        if (meta.parent / "estimates.json").stat().st_mtime < since:
+            continue
         bench = json.loads(meta.read_text())
         estimates = json.loads((meta.parent / "estimates.json").read_text())
         # `BenchmarkId::from_parameter` names the function in `value_str`.
@@ -95,7 +99,7 @@ def measure(rounds, extra):
     for n in range(rounds):
         started = time.time()
         subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        results.append(medians())
+        results.append(medians(started))
         print(f"round {n + 1}: {time.time() - started:.0f}s", flush=True)
     table = {}
     for group in sorted(results[0]):
@@ -103,6 +107,8 @@ def measure(rounds, extra):
         if OURS not in functions:
             continue
         for peer in sorted(f for f in functions if f != OURS):
+            if not all(peer in r.get(group, {}) and OURS in r[group] for r in results):
+                continue  # not measured in every round
             ratios = [r[group][OURS] / r[group][peer] for r in results]
             table.setdefault(group, {})[peer] = {
                 "ratio": round(statistics.median(ratios), 3),
