@@ -32,6 +32,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generated import splice  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benches" / "ratios.json"
 DOC = ROOT / "BENCHMARKS.md"
@@ -161,10 +164,7 @@ def render(data):
 
 
 def write_doc(data):
-    text = DOC.read_text()
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{BEGIN}\n{render(data)}\n{END}{tail}")
+    DOC.write_text(splice(DOC.read_text(), BEGIN, END, render(data), "BENCHMARKS.md"))
 
 
 def main():
@@ -200,14 +200,10 @@ def main():
     earlier = entry.get("runs") or ([{k: entry[k] for k in this_run}] if "command" in entry else [])
     earlier = [r for r in earlier if r["command"] != this_run["command"]]
     entry["runs"] = (earlier if args.only else []) + [this_run]
-    entry.update({"description": description,
-                  "when": datetime.date.today().isoformat(),
-                  "commit": commit + ("+changes" if dirty else ""),
-                  "rounds": args.rounds,
-                  "command": f"python3 ci/bench_ratios.py --rounds {args.rounds}"
-                             + (f" --only '{args.only}'" if args.only else ""),
-                  "stale": False})
-    entry.pop("note", None)
+    entry.update({"description": description, "stale": False})
+    # The runs list replaces the single-run fields of older entries.
+    for legacy in ("note", *this_run):
+        entry.pop(legacy, None)
     data["hosts"][key] = entry
     DATA.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
     write_doc(data)

@@ -28,6 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generated import splice  # noqa: E402
 from primitives import primitive_of, primitives  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,10 +73,7 @@ def table(outcomes, when, version):
 
 
 def write_doc(text):
-    doc = DOC.read_text()
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+    DOC.write_text(splice(DOC.read_text(), BEGIN, END, text, "mutants/LOGIC.md"))
 
 
 def version():

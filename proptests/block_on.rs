@@ -37,11 +37,7 @@ impl Future for WakesThenCompletes {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 256 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::support::proptest_config(256))]
 
     /// Every wake, from this thread or another, leads to exactly one more
     /// poll, across several calls on the same thread: a stale permit

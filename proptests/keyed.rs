@@ -67,11 +67,7 @@ impl Reference {
 type Live = Vec<Message<u8, Item>>;
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 1024 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::support::proptest_config(1024))]
 
     /// Random operation sequences against the naive reference.
     ///

@@ -174,11 +174,7 @@ impl Model {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 1024 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::support::proptest_config(1024))]
 
     /// Random operation sequences agree with the reference model after
     /// every step: readiness of every poll and `enable`, and the wake count

@@ -82,11 +82,7 @@ impl Model {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 1024 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::support::proptest_config(1024))]
 
     /// Random sequences of operations on both ends agree with the model.
     ///

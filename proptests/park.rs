@@ -27,11 +27,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 512 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::support::proptest_config(512))]
 
     /// Random unparks and parks agree with a one-bit permit: any number of
     /// unparks store one permit, and every park consumes it.

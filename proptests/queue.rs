@@ -126,11 +126,7 @@ fn inject_contents(inject: &Inject<Item>) -> Vec<u32> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: if cfg!(miri) { 4 } else { 512 },
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::support::proptest_config(512))]
 
     /// Random operation sequences on two rings and an inject queue agree
     /// with the reference model item by item; every item is delivered at

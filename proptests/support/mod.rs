@@ -49,6 +49,17 @@ impl DropLog {
     }
 }
 
+/// Every property's configuration: `cases` random cases (4 under Miri,
+/// which is slow), and no failure persistence (a failure prints its
+/// minimal case; the repository keeps no regression files).
+pub fn proptest_config(cases: u32) -> proptest::prelude::ProptestConfig {
+    proptest::prelude::ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { cases },
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    }
+}
+
 /// The message of a caught panic.
 pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     payload

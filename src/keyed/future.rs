@@ -92,15 +92,7 @@ impl<K: Eq + Hash + Clone, V> Sender<K, V> {
         keys: impl IntoIterator<Item = K>,
         value: V,
     ) -> Result<(), TrySendError<V>> {
-        self.shared
-            .try_push(dedup(keys), value)
-            .map_err(|(_, value, gone)| {
-                if gone {
-                    TrySendError::Disconnected(value)
-                } else {
-                    TrySendError::Full(value)
-                }
-            })
+        self.shared.try_send(dedup(keys), value)
     }
 }
 

@@ -199,6 +199,17 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
         Ok(())
     }
 
+    /// Both flavours' `try_send`.
+    fn try_send(&self, keys: Box<[K]>, value: V) -> Result<(), error::TrySendError<V>> {
+        self.try_push(keys, value).map_err(|(_, value, gone)| {
+            if gone {
+                error::TrySendError::Disconnected(value)
+            } else {
+                error::TrySendError::Full(value)
+            }
+        })
+    }
+
     /// Queues a message into a channel known to have room, releases the
     /// lock and wakes the receiver if the message is ready.
     fn push_and_wake(&self, mut state: MutexGuard<'_, State<K, V>>, keys: Box<[K]>, value: V) {
