@@ -48,6 +48,12 @@ fn steal_once(ledger: &Ledger, victim: &Steal<Tracked>) -> Vec<usize> {
     ids
 }
 
+/// A thread that steals once from `victim` (see `steal_once`).
+fn spawn_thief(ledger: &Ledger, victim: Steal<Tracked>) -> thread::JoinHandle<Vec<usize>> {
+    let ledger = ledger.clone();
+    thread::spawn(move || steal_once(&ledger, &victim))
+}
+
 /// Steals from `victim` into `dst` and delivers the returned item; hits
 /// `spanned` when one claim on `dst` was in progress both before and after,
 /// i.e. the copy into `dst` ran entirely inside another thread's steal from
@@ -128,11 +134,7 @@ fn steal_overflow() {
         let inject = Inject::new();
         let mut local = Local::with_capacity(CAP);
         local.push_back(ledger.item(0), &inject);
-        let stealer = local.stealer();
-        let thief = {
-            let ledger = ledger.clone();
-            thread::spawn(move || steal_once(&ledger, &stealer))
-        };
+        let thief = spawn_thief(&ledger, local.stealer());
         for id in 1..6 {
             let before = inject.len();
             local.push_back(ledger.item(id), &inject);
@@ -347,11 +349,7 @@ fn steal_races_pop_of_last_item() {
         let inject = Inject::new();
         let mut local = Local::with_capacity(CAP);
         local.push_back(ledger.item(0), &inject);
-        let stealer = local.stealer();
-        let thief = {
-            let ledger = ledger.clone();
-            thread::spawn(move || steal_once(&ledger, &stealer))
-        };
+        let thief = spawn_thief(&ledger, local.stealer());
         let popped = local.pop();
         r_owner.hit_if(popped.is_some());
         if let Some(item) = popped {
@@ -380,11 +378,7 @@ fn steal_across_u32_max() {
         for id in 0..3 {
             local.push_back(ledger.item(id), &inject);
         }
-        let stealer = local.stealer();
-        let thief = {
-            let ledger = ledger.clone();
-            thread::spawn(move || steal_once(&ledger, &stealer))
-        };
+        let thief = spawn_thief(&ledger, local.stealer());
         // Let the thief start first (see `steal_into_while_stolen_from`).
         thread::yield_now();
         if let Some(item) = local.pop() {
@@ -416,11 +410,7 @@ fn overflow_across_u32_max() {
         for id in 0..4 {
             local.push_back(ledger.item(id), &inject);
         }
-        let stealer = local.stealer();
-        let thief = {
-            let ledger = ledger.clone();
-            thread::spawn(move || steal_once(&ledger, &stealer))
-        };
+        let thief = spawn_thief(&ledger, local.stealer());
         local.push_back(ledger.item(4), &inject);
         // Only this thread touches `inject`: more than the new item means
         // the ring's oldest half moved.
