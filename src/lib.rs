@@ -17,6 +17,7 @@ pub mod notify;
 pub mod oneshot;
 pub mod park;
 pub mod queue;
+pub mod runtime;
 pub mod sync;
 
 pub use block_on::block_on;

@@ -21,7 +21,7 @@
 //!
 //! loom budgets: with `MODELSYNC_LOOM_BUDGET=<secs>` an unbounded run that
 //! does not finish within the budget is reported as out of budget, and the
-//! harness then runs bounds 2, 3, ... (each within the budget) and reports
+//! harness then runs bounds 1, 2, 3, ... (each within the budget) and reports
 //! the highest that finished, which is what the nightly records.
 //!
 //! Reachability: a model declares the interleavings it exists for as
@@ -164,6 +164,9 @@ pub struct Model {
     /// The loom preemption bound this model runs at when
     /// `LOOM_MAX_PREEMPTIONS` is not set; `None` is a complete run.
     default_bound: Option<usize>,
+    /// The highest bound a numeric `LOOM_MAX_PREEMPTIONS` may raise this
+    /// model to (see `max_preemption_bound`).
+    max_bound: Option<usize>,
 }
 
 impl Model {
@@ -182,6 +185,7 @@ impl Model {
             name,
             reaches: Vec::new(),
             default_bound: None,
+            max_bound: None,
         }
     }
 
@@ -198,6 +202,16 @@ impl Model {
     pub fn preemption_bound(mut self, bound: usize) -> Self {
         self.default_bound = Some(bound);
         self
+    }
+
+    /// Runs this model at `bound` at most when `LOOM_MAX_PREEMPTIONS` asks
+    /// for a higher number (the mutation runs ask for 2), because one bound
+    /// more does not finish in minutes; the printed line shows the bound
+    /// actually run. `LOOM_MAX_PREEMPTIONS=none` (the nightly's complete
+    /// attempt, with its budget fallback) is not capped.
+    pub fn max_preemption_bound(mut self, bound: usize) -> Self {
+        self.max_bound = Some(bound);
+        self.preemption_bound(bound)
     }
 
     /// Runs `scenario` under the active backend, prints the result line and
@@ -221,7 +235,7 @@ impl Model {
             reaches: self.reaches.clone(),
         };
         let start = Instant::now();
-        let (backend, setting) = run(self.default_bound, &counters, counted);
+        let (backend, setting) = run(self.default_bound, self.max_bound, &counters, counted);
         let elapsed = start.elapsed();
 
         let reached: Vec<String> = self
@@ -353,11 +367,16 @@ fn loom_run(
 #[cfg(loom)]
 fn run(
     default_bound: Option<usize>,
+    max_bound: Option<usize>,
     counters: &Counters,
     scenario: Arc<dyn Fn() + Send + Sync>,
 ) -> (&'static str, String) {
     let settings = loom_settings();
-    let bound = settings.bound_override.unwrap_or(default_bound);
+    let bound = match (settings.bound_override, max_bound) {
+        (Some(Some(asked)), Some(max)) => Some(asked.min(max)),
+        (Some(asked), _) => asked,
+        (None, _) => default_bound,
+    };
     let show = |b: Option<usize>| b.map_or("none".to_string(), |b| b.to_string());
     // LOOM_MAX_DURATION is loom's own budget; ours takes precedence.
     let budget = settings
@@ -380,7 +399,8 @@ fn run(
     // reported with that run's counts.
     let zero = vec![0; counters.reaches.len() + 1];
     let mut finished = None;
-    for b in 2.. {
+    // From 1: a model capped at bound 1 reports 1.
+    for b in 1.. {
         counters.restore(&zero);
         if !loom_run(Some(b), budget, &scenario) {
             break;
@@ -388,7 +408,7 @@ fn run(
         finished = Some((b, counters.save()));
     }
     let (highest, counts) = finished.unwrap_or_else(|| {
-        panic!("not even preemption bound 2 finishes within the {budget_secs}s budget")
+        panic!("not even preemption bound 1 finishes within the {budget_secs}s budget")
     });
     counters.restore(&counts);
     (
@@ -400,6 +420,7 @@ fn run(
 #[cfg(shuttle)]
 fn run(
     _default_bound: Option<usize>,
+    _max_bound: Option<usize>,
     _counters: &Counters,
     scenario: Arc<dyn Fn() + Send + Sync>,
 ) -> (&'static str, String) {
@@ -436,6 +457,7 @@ fn run(
 #[cfg(not(any(loom, shuttle)))]
 fn run(
     _default_bound: Option<usize>,
+    _max_bound: Option<usize>,
     _counters: &Counters,
     scenario: Arc<dyn Fn() + Send + Sync>,
 ) -> (&'static str, String) {

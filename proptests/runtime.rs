@@ -1,0 +1,817 @@
+//! The runtime: its task state machine against a sequential reference that
+//! tracks who holds each reference, its searching/sleeping counters against
+//! a reference of worker states, and real-thread tests of the whole
+//! runtime (spawn, join, yield, wake from outside, abort, panic, shutdown).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst}; // shim-exempt: counters observed from outside the runtime
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use modelsync::runtime::idle::Idle;
+use modelsync::runtime::state::{State, ToIdle, ToNotified, ToRunning};
+use modelsync::runtime::{spawn, yield_now, Builder, JoinError, JoinHandle, Runtime};
+use proptest::prelude::*;
+
+use crate::support::panic_message;
+
+/// Fewer tasks under Miri, which runs every test about 1000x slower.
+fn scaled(n: usize) -> usize {
+    if cfg!(miri) {
+        (n / 100).max(2)
+    } else {
+        n
+    }
+}
+
+fn runtime(workers: usize) -> Runtime {
+    Builder::new_multi_thread()
+        .worker_threads(workers)
+        .build()
+        .unwrap()
+}
+
+// ---------------------------------------------------------------------
+// The task state machine against a reference.
+
+/// An operation by one of the parties that hold a task reference.
+#[derive(Clone, Copy, Debug)]
+enum TaskOp {
+    /// A worker takes a queued reference and starts the poll.
+    Run,
+    /// The poll returns `Pending`.
+    PollPending,
+    /// The poll returns `Ready` (or the cancellation completes).
+    Complete,
+    CloneWaker,
+    WakeByVal,
+    WakeByRef,
+    DropWaker,
+    Abort,
+    /// The handle polls: stores or replaces its waker.
+    JoinPoll,
+    DropJoinHandle,
+    /// Shutdown with the live-task list's reference.
+    Shutdown,
+}
+
+fn task_op() -> impl Strategy<Value = TaskOp> {
+    prop_oneof![
+        Just(TaskOp::Run),
+        Just(TaskOp::PollPending),
+        Just(TaskOp::Complete),
+        Just(TaskOp::CloneWaker),
+        Just(TaskOp::WakeByVal),
+        Just(TaskOp::WakeByRef),
+        Just(TaskOp::DropWaker),
+        Just(TaskOp::Abort),
+        Just(TaskOp::JoinPoll),
+        Just(TaskOp::DropJoinHandle),
+        Just(TaskOp::Shutdown),
+    ]
+}
+
+/// The reference: the task's abstract state and, separately, who holds
+/// references. The real word's count must always equal the holders.
+#[derive(Debug, Default)]
+struct TaskModel {
+    running: bool,
+    complete: bool,
+    notified: bool,
+    cancelled: bool,
+    join_interest: bool,
+    join_waker: bool,
+    // Holders.
+    queued: usize,
+    poller: bool,
+    wakers: usize,
+    handle: bool,
+    listed: bool,
+    freed: bool,
+    /// Owner of the output after completion: handle read it or it was dropped.
+    output_taken: bool,
+}
+
+impl TaskModel {
+    fn new() -> Self {
+        TaskModel {
+            notified: true,
+            join_interest: true,
+            queued: 1,
+            handle: true,
+            listed: true,
+            ..Default::default()
+        }
+    }
+
+    fn holders(&self) -> usize {
+        self.queued
+            + usize::from(self.poller)
+            + self.wakers
+            + usize::from(self.handle)
+            + usize::from(self.listed)
+    }
+
+    fn check(&self, state: &State) -> Result<(), TestCaseError> {
+        let s = state.load();
+        prop_assert_eq!(
+            s.is_running(),
+            self.running,
+            "RUNNING {:?} vs {:?}",
+            s,
+            self
+        );
+        prop_assert_eq!(
+            s.is_complete(),
+            self.complete,
+            "COMPLETE {:?} vs {:?}",
+            s,
+            self
+        );
+        prop_assert_eq!(
+            s.is_notified(),
+            self.notified,
+            "NOTIFIED {:?} vs {:?}",
+            s,
+            self
+        );
+        prop_assert_eq!(
+            s.is_cancelled(),
+            self.cancelled,
+            "CANCELLED {:?} vs {:?}",
+            s,
+            self
+        );
+        prop_assert_eq!(
+            s.is_join_interested(),
+            self.join_interest,
+            "JOIN_INTEREST {:?} vs {:?}",
+            s,
+            self
+        );
+        prop_assert_eq!(
+            s.has_join_waker(),
+            self.join_waker,
+            "JOIN_WAKER {:?} vs {:?}",
+            s,
+            self
+        );
+        // the count is exactly the holders, and it reaches 0 only by
+        // freeing.
+        prop_assert_eq!(s.ref_count(), self.holders(), "refs {:?} vs {:?}", s, self);
+        prop_assert_eq!(self.freed, self.holders() == 0);
+        // at most one queued reference, and only while NOTIFIED.
+        prop_assert!(self.queued <= 1, "queued twice: {:?}", self);
+        prop_assert!(self.queued == 0 || self.notified, "{:?}", self);
+        // the future has one owner.
+        prop_assert!(!(self.poller && self.complete), "{:?}", self);
+        Ok(())
+    }
+
+    fn release(&mut self) {
+        if self.holders() == 0 {
+            self.freed = true;
+        }
+    }
+
+    /// The completion protocol's effect on the join bits.
+    fn complete(&mut self) {
+        self.running = false;
+        self.complete = true;
+        if !self.join_interest {
+            self.output_taken = true;
+        }
+        // The completer wakes the join waker and gives it back.
+        self.join_waker = false;
+    }
+}
+
+fn apply(op: TaskOp, state: &State, m: &mut TaskModel) -> Result<(), TestCaseError> {
+    match op {
+        TaskOp::Run if m.queued == 1 => {
+            m.queued = 0;
+            let got = state.transition_to_running();
+            let want = if m.running || m.complete {
+                m.release();
+                if m.holders() == 0 {
+                    ToRunning::Dealloc
+                } else {
+                    ToRunning::Failed
+                }
+            } else {
+                m.running = true;
+                m.notified = false;
+                m.poller = true;
+                if m.cancelled {
+                    ToRunning::Cancelled
+                } else {
+                    ToRunning::Success
+                }
+            };
+            prop_assert_eq!(got, want);
+        }
+        TaskOp::PollPending if m.poller => {
+            let got = state.transition_to_idle();
+            let want = if m.cancelled {
+                ToIdle::Cancelled
+            } else {
+                m.running = false;
+                m.poller = false;
+                if m.notified {
+                    m.queued = 1;
+                    ToIdle::OkNotified
+                } else {
+                    m.release();
+                    if m.freed {
+                        ToIdle::OkDealloc
+                    } else {
+                        ToIdle::Ok
+                    }
+                }
+            };
+            prop_assert_eq!(got, want);
+        }
+        TaskOp::Complete if m.poller => {
+            let before = state.transition_to_complete();
+            prop_assert!(before.is_running());
+            let had_waker = before.has_join_waker();
+            m.complete();
+            if had_waker {
+                let after = state.unset_waker_after_complete();
+                prop_assert_eq!(after.is_join_interested(), m.join_interest);
+            }
+            m.poller = false;
+            let listed = std::mem::take(&mut m.listed);
+            let count = 1 + usize::from(listed);
+            m.release();
+            prop_assert_eq!(state.transition_to_terminal(count), m.freed);
+        }
+        TaskOp::CloneWaker if m.wakers > 0 || m.poller => {
+            state.ref_inc();
+            m.wakers += 1;
+        }
+        TaskOp::WakeByVal if m.wakers > 0 => {
+            let got = state.transition_to_notified_by_val();
+            m.wakers -= 1;
+            let want = if m.running {
+                m.notified = true;
+                ToNotified::DoNothing
+            } else if m.complete || m.notified {
+                m.release();
+                if m.freed {
+                    ToNotified::Dealloc
+                } else {
+                    ToNotified::DoNothing
+                }
+            } else {
+                m.notified = true;
+                m.queued = 1;
+                ToNotified::Submit
+            };
+            prop_assert_eq!(got, want);
+        }
+        TaskOp::WakeByRef if m.wakers > 0 => {
+            let got = state.transition_to_notified_by_ref();
+            let want = if m.complete || m.notified {
+                ToNotified::DoNothing
+            } else if m.running {
+                m.notified = true;
+                ToNotified::DoNothing
+            } else {
+                m.notified = true;
+                m.queued = 1;
+                ToNotified::Submit
+            };
+            prop_assert_eq!(got, want);
+        }
+        TaskOp::DropWaker if m.wakers > 0 => {
+            m.wakers -= 1;
+            m.release();
+            prop_assert_eq!(state.ref_dec(), m.freed);
+        }
+        TaskOp::Abort if m.handle => {
+            let got = state.transition_to_notified_and_cancel();
+            let want = if m.cancelled || m.complete {
+                false
+            } else if m.running {
+                m.notified = true;
+                m.cancelled = true;
+                false
+            } else if m.notified {
+                m.cancelled = true;
+                false
+            } else {
+                m.notified = true;
+                m.cancelled = true;
+                m.queued = 1;
+                true
+            };
+            prop_assert_eq!(got, want);
+        }
+        TaskOp::JoinPoll if m.handle && !m.complete => {
+            // The handle's path in `can_read_output` when the waker differs.
+            if m.join_waker {
+                prop_assert!(state.unset_join_waker().is_ok());
+                m.join_waker = false;
+            }
+            prop_assert!(state.set_join_waker().is_ok());
+            m.join_waker = true;
+        }
+        TaskOp::JoinPoll if m.handle && !m.output_taken => {
+            // Complete: the handle reads the output, which is still there
+            // (the completer drops it only without JOIN_INTEREST).
+            prop_assert!(state.load().is_complete() && state.load().is_join_interested());
+            m.output_taken = true;
+        }
+        TaskOp::DropJoinHandle if m.handle => {
+            let got = state.transition_to_join_handle_dropped();
+            m.join_interest = false;
+            let drop_output = m.complete;
+            if !m.complete {
+                m.join_waker = false;
+            }
+            prop_assert_eq!(got.drop_output, drop_output);
+            prop_assert_eq!(got.drop_waker, !m.join_waker);
+            if drop_output {
+                m.output_taken = true;
+            }
+            m.handle = false;
+            m.release();
+            prop_assert_eq!(state.ref_dec(), m.freed);
+        }
+        TaskOp::Shutdown if m.listed => {
+            let got = state.transition_to_shutdown();
+            let idle = !m.running && !m.complete;
+            m.cancelled = true;
+            prop_assert_eq!(got, idle);
+            m.listed = false;
+            if idle {
+                // Shutdown owns the future with the list's reference and
+                // completes it as the poller would.
+                m.running = true;
+                m.poller = true;
+                return apply(TaskOp::Complete, state, m);
+            }
+            m.release();
+            prop_assert_eq!(state.ref_dec(), m.freed);
+        }
+        _ => {} // the op's party holds no reference now
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(crate::support::proptest_config(512))]
+
+    /// Every transition of the task state word matches a reference that
+    /// tracks each reference holder: the count always equals the holders
+    /// and reaches 0 exactly once; at most one queued reference; a wake is
+    /// never lost (a wake of an idle task queues it, of a running one makes
+    /// the poller requeue it); the join waker and the output each have one
+    /// owner.
+    ///
+    /// Checks.
+    #[test]
+    fn task_state_matches_reference(ops in proptest::collection::vec(task_op(), 1..40)) {
+        let state = State::new();
+        let mut model = TaskModel::new();
+        model.check(&state)?;
+        for op in ops {
+            if model.freed {
+                break;
+            }
+            apply(op, &state, &mut model)?;
+            if !model.freed {
+                model.check(&state)?;
+            }
+        }
+    }
+
+    /// The searching/sleeping counters against a reference of worker
+    /// states: at most half of the workers search; a push wakes a sleeper
+    /// only when none searches, and the woken worker counts as searching;
+    /// the last searcher to stop is told so.
+    ///
+    /// Checks.
+    #[test]
+    fn idle_counters_match_reference(
+        workers in 1usize..6,
+        ops in proptest::collection::vec((0u8..4, 0usize..6), 1..60),
+    ) {
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        enum W { Running, Searching, Sleeping }
+        let idle = Idle::new(workers);
+        let mut model = vec![W::Running; workers];
+        let mut sleepers: Vec<usize> = Vec::new();
+        for (op, w) in ops {
+            let w = w % workers;
+            let searching = model.iter().filter(|&&s| s == W::Searching).count();
+            match op {
+                0 if model[w] == W::Running => {
+                    let ok = idle.transition_worker_to_searching();
+                    prop_assert_eq!(ok, 2 * searching < workers);
+                    if ok { model[w] = W::Searching; }
+                }
+                1 if model[w] == W::Searching => {
+                    let last = idle.transition_worker_from_searching();
+                    prop_assert_eq!(last, searching == 1);
+                    model[w] = W::Running;
+                }
+                2 if model[w] != W::Sleeping => {
+                    let was_searching = model[w] == W::Searching;
+                    let last = idle.transition_worker_to_parked(w, was_searching);
+                    prop_assert_eq!(last, was_searching && searching == 1);
+                    model[w] = W::Sleeping;
+                    sleepers.push(w);
+                }
+                3 => {
+                    let got = idle.worker_to_notify();
+                    let want = if searching == 0 { sleepers.pop() } else { None };
+                    prop_assert_eq!(got, want);
+                    if let Some(w) = want { model[w] = W::Searching; }
+                }
+                _ => {}
+            }
+            let searching = model.iter().filter(|&&s| s == W::Searching).count();
+            let unparked = model.iter().filter(|&&s| s != W::Sleeping).count();
+            prop_assert_eq!(idle.num_searching(), searching);
+            prop_assert_eq!(idle.num_unparked(), unparked);
+            prop_assert_eq!(idle.sleepers(), sleepers.clone());
+            prop_assert!(2 * searching <= workers.max(1) + 1);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// Real threads.
+
+/// 10,000 tasks spawned from outside and joined; each output once.
+///
+/// Checks.
+#[test]
+fn ten_thousand_spawned_tasks_join() {
+    let rt = runtime(4);
+    let n = scaled(10_000);
+    let handles: Vec<JoinHandle<usize>> = (0..n).map(|i| rt.spawn(async move { i * 2 })).collect();
+    let outputs: Vec<usize> = rt.block_on(async {
+        let mut out = Vec::new();
+        for h in handles {
+            out.push(h.await.unwrap());
+        }
+        out
+    });
+    assert_eq!(outputs, (0..n).map(|i| i * 2).collect::<Vec<_>>());
+}
+
+/// A chain of 1,000 nested spawns, each spawning the next from inside a
+/// task (the LIFO slot's path).
+///
+/// Checks.
+#[test]
+fn chain_of_nested_spawns() {
+    fn chain(depth: usize, done: modelsync::oneshot::Sender<usize>) {
+        if depth == 0 {
+            done.send(0).unwrap();
+        } else {
+            spawn(async move { chain(depth - 1, done) });
+        }
+    }
+    let rt = runtime(4);
+    let depth = scaled(1_000);
+    let (tx, rx) = modelsync::oneshot::channel();
+    rt.spawn(async move { chain(depth, tx) });
+    assert_eq!(rt.block_on(rx).unwrap(), 0);
+}
+
+/// 1,000 ping-pongs over modelsync's oneshot, each between two spawned
+/// tasks.
+///
+/// Checks.
+#[test]
+fn ping_pong_over_oneshot() {
+    let rt = runtime(4);
+    let rounds = scaled(1_000);
+    rt.block_on(async {
+        for round in 0..rounds {
+            let (ping_tx, ping_rx) = modelsync::oneshot::channel::<usize>();
+            let (pong_tx, pong_rx) = modelsync::oneshot::channel::<usize>();
+            spawn(async move {
+                let v = ping_rx.await.unwrap();
+                pong_tx.send(v + 1).unwrap();
+            });
+            let sender = spawn(async move { ping_tx.send(round).unwrap() });
+            assert_eq!(pong_rx.await.unwrap(), round + 1);
+            sender.await.unwrap();
+        }
+    });
+}
+
+/// 200 tasks x 1,000 yields: every task finishes with every yield polled.
+///
+/// Checks.
+#[test]
+fn many_tasks_yield_many_times() {
+    let rt = runtime(4);
+    let (tasks, yields) = (scaled(200), scaled(1_000));
+    let polls = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..tasks)
+        .map(|_| {
+            let polls = polls.clone();
+            rt.spawn(async move {
+                for _ in 0..yields {
+                    polls.fetch_add(1, SeqCst);
+                    yield_now().await;
+                }
+            })
+        })
+        .collect();
+    rt.block_on(async {
+        for h in handles {
+            h.await.unwrap();
+        }
+    });
+    assert_eq!(polls.load(SeqCst), tasks * yields);
+}
+
+/// A future that completes once a flag is set, registering its waker.
+struct WaitFor(Arc<(AtomicUsize, std::sync::Mutex<Option<Waker>>)>); // shim-exempt: the test's own signal, outside the runtime
+
+impl Future for WaitFor {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        *self.0 .1.lock().unwrap() = Some(cx.waker().clone());
+        if self.0 .0.load(SeqCst) == 1 {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// Tasks woken from plain threads while every worker sleeps: each runs.
+///
+/// Checks.
+#[test]
+fn tasks_woken_from_plain_threads_while_workers_sleep() {
+    let rt = runtime(2);
+    for _ in 0..scaled(50) {
+        let signal = Arc::new((AtomicUsize::new(0), std::sync::Mutex::new(None))); // shim-exempt: as above
+        let handle = rt.spawn(WaitFor(signal.clone()));
+        // Let the task register and the workers go to sleep.
+        while signal.1.lock().unwrap().is_none() {
+            std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        let waker_thread = {
+            let signal = signal.clone();
+            modelsync::sync::thread::spawn(move || {
+                signal.0.store(1, SeqCst);
+                let waker = signal.1.lock().unwrap().take().unwrap();
+                waker.wake();
+            })
+        };
+        waker_thread.join().unwrap();
+        rt.block_on(handle).unwrap();
+    }
+}
+
+/// Counts drops of the futures it is attached to.
+struct DropCounter(Arc<AtomicUsize>);
+impl Drop for DropCounter {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+/// Abort: an idle task's future is dropped once and its handle reports
+/// cancellation; a completed task keeps its output; abort is idempotent.
+///
+/// Checks.
+#[test]
+fn abort_drops_the_future_once() {
+    let rt = runtime(2);
+    let drops = Arc::new(AtomicUsize::new(0));
+    let counter = DropCounter(drops.clone());
+    let pending = rt.spawn(async move {
+        let _counter = counter;
+        std::future::pending::<()>().await
+    });
+    let done = rt.spawn(async { 5 });
+    rt.block_on(async {
+        while !done.is_finished() {
+            yield_now().await;
+        }
+    });
+    pending.abort();
+    pending.abort();
+    done.abort();
+    let err = rt.block_on(pending).unwrap_err();
+    assert!(err.is_cancelled() && !err.is_panic());
+    assert_eq!(err.to_string(), "task was cancelled");
+    assert_eq!(format!("{err:?}"), "JoinError::Cancelled");
+    assert_eq!(drops.load(SeqCst), 1);
+    assert_eq!(rt.block_on(done).unwrap(), 5);
+}
+
+/// A panicking task is reported through its handle; the worker keeps
+/// running other tasks; the payload comes back with `into_panic`.
+///
+/// Checks.
+#[test]
+fn panic_in_task_is_reported_and_worker_survives() {
+    let rt = runtime(1);
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let boom = rt.spawn(async { panic!("boom") });
+    let err: JoinError = rt.block_on(boom).unwrap_err();
+    std::panic::set_hook(previous);
+    assert!(err.is_panic() && !err.is_cancelled());
+    assert_eq!(err.to_string(), "task panicked with message \"boom\"");
+    assert_eq!(panic_message(err.into_panic()), "boom");
+    assert_eq!(rt.block_on(rt.spawn(async { 7 })).unwrap(), 7);
+}
+
+/// Dropping the runtime drops every unfinished future exactly once before
+/// `drop` returns (idle, queued, or woken later), reports cancellation to
+/// their handles, and wakers that outlive it are safe to wake and drop.
+///
+/// Checks.
+#[test]
+fn dropping_the_runtime_drops_every_future_once() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let rt = runtime(2);
+    let tasks = scaled(100);
+    let wakers = Arc::new(std::sync::Mutex::new(Vec::new())); // shim-exempt: collects wakers outside the runtime
+    let handles: Vec<_> = (0..tasks)
+        .map(|_| {
+            let counter = DropCounter(drops.clone());
+            let wakers = wakers.clone();
+            rt.spawn(async move {
+                let _counter = counter;
+                std::future::poll_fn(|cx| {
+                    wakers.lock().unwrap().push(cx.waker().clone());
+                    Poll::<()>::Pending
+                })
+                .await
+            })
+        })
+        .collect();
+    while wakers.lock().unwrap().len() < tasks {
+        std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+    }
+    drop(rt);
+    assert_eq!(
+        drops.load(SeqCst),
+        tasks,
+        "every future dropped once, before drop returned"
+    );
+    for waker in wakers.lock().unwrap().drain(..) {
+        waker.wake();
+    }
+    for handle in handles {
+        assert!(handle.is_finished());
+        assert!(modelsync::block_on(handle).unwrap_err().is_cancelled());
+    }
+}
+
+/// Misuse panics with tokio's messages: `spawn` outside a runtime,
+/// `block_on` inside one, zero workers, a handle polled after completion.
+///
+/// Checks: R-13.
+#[test]
+fn misuse_panics_with_a_message() {
+    let outside = std::panic::catch_unwind(|| spawn(async {})).unwrap_err();
+    assert!(
+        panic_message(outside).contains("must be called from the context of a modelsync runtime")
+    );
+
+    let rt = runtime(1);
+    let inside = rt.block_on(rt.spawn(async {
+        let rt2 = runtime(1);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt2.block_on(async {})));
+        drop(rt2);
+        r.map_err(panic_message)
+    }));
+    assert!(inside
+        .unwrap()
+        .unwrap_err()
+        .contains("Cannot start a runtime from within a runtime"));
+
+    let zero = std::panic::catch_unwind(|| {
+        Builder::new_multi_thread().worker_threads(0);
+    })
+    .unwrap_err();
+    assert_eq!(panic_message(zero), "Worker threads cannot be set to 0");
+
+    let mut handle = rt.spawn(async { 1 });
+    let waker = futures_noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    while !handle.is_finished() {
+        std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+    }
+    assert!(matches!(
+        Pin::new(&mut handle).poll(&mut cx),
+        Poll::Ready(Ok(1))
+    ));
+    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = Pin::new(&mut handle).poll(&mut cx);
+    }))
+    .unwrap_err();
+    assert_eq!(panic_message(again), "JoinHandle polled after completion");
+}
+
+fn futures_noop_waker() -> Waker {
+    crate::harness::counting_waker().0
+}
+
+/// The LIFO slot is given up: two tasks that wake each other forever
+/// (each wake puts the other in the LIFO slot) do not starve a third task
+/// queued behind them on the same, only worker.
+///
+/// Checks: R-10.
+#[test]
+fn lifo_slot_does_not_starve_the_queue() {
+    type Slots = Arc<[std::sync::Mutex<Option<Waker>>; 2]>; // shim-exempt: hands wakers between the test's tasks
+    fn ping_pong(me: usize, slots: Slots, stop: Arc<AtomicUsize>) -> impl Future<Output = ()> {
+        std::future::poll_fn(move |cx| {
+            if stop.load(SeqCst) == 1 {
+                return Poll::Ready(());
+            }
+            *slots[me].lock().unwrap() = Some(cx.waker().clone());
+            if let Some(other) = slots[1 - me].lock().unwrap().take() {
+                other.wake();
+            }
+            Poll::Pending
+        })
+    }
+    let rt = runtime(1);
+    let stop = Arc::new(AtomicUsize::new(0));
+    let slots: Slots = Arc::new([std::sync::Mutex::new(None), std::sync::Mutex::new(None)]); // shim-exempt: as above
+    let parent = {
+        let stop = stop.clone();
+        rt.spawn(async move {
+            // On the worker: each spawn takes the LIFO slot and pushes the
+            // previous one to the ring, which then holds [a, third].
+            let a = spawn(ping_pong(0, slots.clone(), stop.clone()));
+            let stop2 = stop.clone();
+            let third = spawn(async move { stop2.store(1, SeqCst) });
+            let b = spawn(ping_pong(1, slots.clone(), stop.clone()));
+            (a, third, b, slots)
+        })
+    };
+    let (a, third, b, slots) = rt.block_on(parent).unwrap();
+    rt.block_on(third).unwrap();
+    assert_eq!(stop.load(SeqCst), 1);
+    // Let a and b see the flag.
+    for slot in slots.iter() {
+        if let Some(w) = slot.lock().unwrap().take() {
+            w.wake();
+        }
+    }
+    rt.block_on(async {
+        a.await.unwrap();
+        b.await.unwrap();
+    });
+}
+
+/// The inject queue is checked every 61 ticks: a task spawned from outside
+/// runs while a local task keeps yielding on the only worker.
+///
+/// Checks: R-9.
+#[test]
+fn inject_queue_is_not_starved() {
+    let rt = runtime(1);
+    let stop = Arc::new(AtomicUsize::new(0));
+    let spinner = {
+        let stop = stop.clone();
+        rt.spawn(async move {
+            while stop.load(SeqCst) == 0 {
+                yield_now().await;
+            }
+        })
+    };
+    let remote = {
+        let stop = stop.clone();
+        rt.spawn(async move { stop.store(1, SeqCst) })
+    };
+    rt.block_on(async {
+        remote.await.unwrap();
+        spinner.await.unwrap();
+    });
+}
+
+/// The runtime's types have tokio's auto traits.
+///
+/// Checks: R-13.
+#[test]
+fn auto_traits_match_tokio() {
+    fn send_sync<T: Send + Sync>() {}
+    fn unpin<T: Unpin>() {}
+    send_sync::<Runtime>();
+    send_sync::<JoinHandle<u32>>();
+    send_sync::<JoinError>();
+    unpin::<JoinHandle<u32>>();
+    fn error<T: std::error::Error + Send + Sync + 'static>() {}
+    error::<JoinError>();
+}

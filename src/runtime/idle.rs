@@ -1,0 +1,161 @@
+//! Which workers are searching for work and which sleep, and the handshake
+//! that keeps a worker from sleeping through work pushed as it goes to
+//! sleep (R-7).
+//!
+//! Public so that the counters can be property-tested against a reference
+//! of worker states (`proptests/runtime.rs`); not an API for users.
+//!
+//! One word packs the number of searching workers (low 16 bits) and of
+//! unparked workers (above); the sleepers' indices are a list under a
+//! lock, changed together with the unparked count.
+//!
+//! # The handshake
+//!
+//! A pusher pushes its task, then reads the word with a read-modify-write
+//! (`fetch_add(0)`), never a plain load. A worker going to sleep decrements
+//! the word (another read-modify-write), then, if it was the last searcher,
+//! checks every queue once more. Read-modify-writes of one word are totally
+//! ordered and each reads the latest value, so one of the two comes first:
+//! if the pusher's, the sleeper's decrement acquires it (a release
+//! sequence) and its check sees the push; if the sleeper's, the pusher sees
+//! the sleeper and wakes one. A plain load could read a stale word and miss
+//! the sleeper while the sleeper misses the push. tokio's scheduler had
+//! that lost wake-up, found by loom (a `SeqCst` load does not synchronise
+//! with a `Release` push; Carl Lerche, "Making the Tokio scheduler 10x
+//! faster", tokio.rs blog, 2019); tokio's `Idle` reads the word with
+//! `fetch_add(0, SeqCst)` since.
+
+use std::fmt;
+
+use crate::sync::atomic::{AtomicUsize, Ordering::*};
+use crate::sync::Mutex;
+
+const UNPARKED_ONE: usize = 1 << 16;
+const SEARCHING_MASK: usize = UNPARKED_ONE - 1;
+
+/// The searching and sleeping workers of one runtime.
+pub struct Idle {
+    state: AtomicUsize,
+    sleepers: Mutex<Vec<usize>>,
+    workers: usize,
+}
+
+impl Idle {
+    /// `workers` workers, all awake, none searching.
+    ///
+    /// # Panics
+    /// If `workers` is 0 or does not fit the packed counters.
+    pub fn new(workers: usize) -> Self {
+        assert!(
+            workers > 0 && workers < SEARCHING_MASK,
+            "a runtime has between 1 and {} workers, not {workers}",
+            SEARCHING_MASK - 1
+        );
+        Idle {
+            state: AtomicUsize::new(workers * UNPARKED_ONE),
+            sleepers: Mutex::new(Vec::with_capacity(workers)),
+            workers,
+        }
+    }
+
+    fn should_wake(&self, state: usize) -> bool {
+        state & SEARCHING_MASK == 0 && state / UNPARKED_ONE < self.workers
+    }
+
+    /// New work was pushed: the worker to wake, if none is searching and
+    /// one sleeps. The woken worker counts as unparked and searching from
+    /// now on, so that the next push does not wake another (R-8).
+    pub fn worker_to_notify(&self) -> Option<usize> {
+        // Release, and a read-modify-write: the handshake above. It
+        // publishes the caller's push to the worker whose decrement in
+        // `transition_worker_to_parked` reads this or a later value.
+        if !self.should_wake(self.state.fetch_add(0, Release)) {
+            return None;
+        }
+        let mut sleepers = self.sleepers.lock();
+        // Relaxed: the unparked count changes only under this lock, which
+        // orders it; the searching count is a hint here.
+        if !self.should_wake(self.state.load(Relaxed)) {
+            return None;
+        }
+        let worker = sleepers.pop()?;
+        // Relaxed: under the lock; the woken worker learns of its state
+        // through its parker's permit.
+        self.state.fetch_add(UNPARKED_ONE | 1, Relaxed);
+        Some(worker)
+    }
+
+    /// An idle worker starts searching; false (it sleeps instead) when half
+    /// of the workers already search (R-8).
+    pub fn transition_worker_to_searching(&self) -> bool {
+        // Relaxed: a cap on contention, not a synchronisation; a stale
+        // value lets one worker too many search, or one too few.
+        let state = self.state.load(Relaxed);
+        if 2 * (state & SEARCHING_MASK) >= self.workers {
+            return false;
+        }
+        // Relaxed: a count only; the searcher's decrement (below, or in
+        // `transition_worker_to_parked`) is what synchronises with pushers.
+        self.state.fetch_add(1, Relaxed);
+        true
+    }
+
+    /// A searching worker found work; true if it was the last searcher,
+    /// which must then wake another worker (R-8).
+    pub fn transition_worker_from_searching(&self) -> bool {
+        // Relaxed: a pusher that saw this worker searching woke nobody, and
+        // this worker may not see that push; the worker it wakes (if it
+        // was the last searcher) need not either: that one searches, and
+        // if it finds nothing it parks through the acquiring decrement of
+        // `transition_worker_to_parked` as the last searcher, which does
+        // see the push (the handshake) and wakes a worker for it.
+        let prev = self.state.fetch_sub(1, Relaxed);
+        assert!(prev & SEARCHING_MASK > 0, "no worker was searching");
+        prev & SEARCHING_MASK == 1
+    }
+
+    /// Worker `worker` goes to sleep; true if it was the last searcher,
+    /// which must then check every queue once more before it parks (R-7).
+    pub fn transition_worker_to_parked(&self, worker: usize, is_searching: bool) -> bool {
+        let mut sleepers = self.sleepers.lock();
+        // Acquire: the handshake above; reads every pusher's release that
+        // precedes it, so the queue check that follows sees their pushes.
+        let prev = self
+            .state
+            .fetch_sub(UNPARKED_ONE + usize::from(is_searching), Acquire);
+        assert!(prev / UNPARKED_ONE > 0, "every worker is already parked");
+        assert!(
+            !is_searching || prev & SEARCHING_MASK > 0,
+            "a searching worker is counted"
+        );
+        sleepers.push(worker);
+        is_searching && prev & SEARCHING_MASK == 1
+    }
+
+    /// The number of searching workers at the moment of the call.
+    pub fn num_searching(&self) -> usize {
+        // Relaxed: a snapshot for tests and Debug.
+        self.state.load(Relaxed) & SEARCHING_MASK
+    }
+
+    /// The number of unparked workers at the moment of the call.
+    pub fn num_unparked(&self) -> usize {
+        // Relaxed: a snapshot for tests and Debug.
+        self.state.load(Relaxed) / UNPARKED_ONE
+    }
+
+    /// The sleeping workers, in the order they went to sleep.
+    pub fn sleepers(&self) -> Vec<usize> {
+        self.sleepers.lock().clone()
+    }
+}
+
+impl fmt::Debug for Idle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Idle")
+            .field("workers", &self.workers)
+            .field("searching", &self.num_searching())
+            .field("unparked", &self.num_unparked())
+            .finish()
+    }
+}

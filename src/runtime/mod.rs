@@ -1,0 +1,239 @@
+//! A work-stealing async runtime, tokio-shaped, built from this crate's run
+//! queue, `Parker` and `block_on`.
+//!
+//! ```
+//! # if modelsync::sync::BACKEND != "std" { return; }
+//! use modelsync::runtime::Builder;
+//!
+//! let runtime = Builder::new_multi_thread().worker_threads(2).build().unwrap();
+//! let answer = runtime.block_on(async {
+//!     let task = modelsync::runtime::spawn(async { 6 * 7 });
+//!     task.await.unwrap()
+//! });
+//! assert_eq!(answer, 42);
+//! ```
+//!
+//! There is no I/O driver and no timer: the runtime runs any future whose
+//! wakers are driven by something else (this crate's channels and `Notify`,
+//! other threads, other libraries' reactors running on their own threads).
+//! `Builder::enable_all` exists so that code written for tokio builds; it
+//! enables nothing. There is no cooperative budget either: a task that is
+//! always ready runs until it returns `Pending`.
+//!
+//! # Design
+//!
+//! Each worker thread owns a [`Local`](crate::queue::Local) ring and a LIFO
+//! slot; remote spawns and ring overflow go to the shared
+//! [`Inject`](crate::queue::Inject) queue. A task is one allocation whose
+//! state word (`state.rs`) decides who polls, completes, cancels and frees
+//! it; idle workers search other rings, then the inject queue, and sleep on
+//! a [`Parker`](crate::park::Parker) (`idle.rs` has the handshake that
+//! keeps a sleeper from missing work). Each part's protocol is described at
+//! the top of its file; the invariants are VERIFICATION.md's `R-*`.
+//!
+//! # Synchronization
+//!
+//! What a user may rely on (the IDs are VERIFICATION.md's):
+//!
+//! - **Spawning, waking and completing carry writes.** Everything a thread
+//!   did before `spawn` is visible to the task's first poll; everything it
+//!   did before waking a task's waker is visible to the poll that the wake
+//!   causes; everything the task did is visible to whoever receives its
+//!   output from the `JoinHandle` (R-12).
+//! - **No lost wake.** A task woken at any moment (idle, queued, or while
+//!   it is being polled) is polled again after the wake; a wake never makes
+//!   two workers poll one task at once (R-1, R-2). Work pushed while every
+//!   worker goes to sleep is run (R-7).
+//! - **Exactly once.** Every spawned future is polled to completion or
+//!   dropped (abort, shutdown) exactly once; every output is delivered
+//!   through its `JoinHandle` once or dropped once (R-1, R-5, R-6, R-11).
+//! - **Panics stay in their task**: a panic in a task's poll, in its
+//!   future's drop or in its output's drop is caught and reported through
+//!   its `JoinHandle` as [`JoinError::is_panic`]; the worker keeps running
+//!   (R-6).
+//! - **Shutdown.** Dropping the [`Runtime`] stops the workers and drops
+//!   every unfinished task's future before `drop` returns, on the dropping
+//!   thread (a task spawned while that happens is cancelled at once);
+//!   their `JoinHandle`s report cancellation. Wakers that outlive the
+//!   runtime may be woken and dropped safely; nothing leaks (R-3, R-11).
+//!
+//! Not promised: which worker runs a task, the order tasks run in, or
+//! fairness beyond R-9 and R-10.
+
+pub mod idle;
+pub mod state;
+mod task;
+mod worker;
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use crate::sync::{thread, Arc};
+
+pub use task::{JoinError, JoinHandle};
+use worker::{Shared, Worker};
+
+/// Configures and builds a [`Runtime`], as tokio's `Builder`.
+#[derive(Debug)]
+pub struct Builder {
+    worker_threads: Option<usize>,
+}
+
+impl Builder {
+    /// A multi-thread (work-stealing) runtime: the only kind there is.
+    pub fn new_multi_thread() -> Builder {
+        Builder {
+            worker_threads: None,
+        }
+    }
+
+    /// The number of worker threads; by default the available parallelism.
+    ///
+    /// # Panics
+    /// If `count` is 0, with tokio's message.
+    pub fn worker_threads(&mut self, count: usize) -> &mut Self {
+        assert!(count > 0, "Worker threads cannot be set to 0");
+        self.worker_threads = Some(count);
+        self
+    }
+
+    /// Accepted for source compatibility with tokio; there are no drivers to
+    /// enable (see the module documentation).
+    pub fn enable_all(&mut self) -> &mut Self {
+        self
+    }
+
+    /// Starts the workers.
+    pub fn build(&mut self) -> io::Result<Runtime> {
+        let workers = self
+            .worker_threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let (shared, cores) = worker::create(workers);
+        let threads = cores
+            .into_iter()
+            .enumerate()
+            .map(|(index, (local, parker))| {
+                let shared = shared.clone();
+                thread::spawn(move || Worker::run(shared, index, local, parker))
+            })
+            .collect();
+        Ok(Runtime { shared, threads })
+    }
+}
+
+/// A running work-stealing runtime. Dropping it shuts it down (see the
+/// module documentation).
+pub struct Runtime {
+    shared: Arc<Shared>,
+    threads: Vec<thread::JoinHandle<()>>,
+}
+
+impl Runtime {
+    /// A runtime with one worker per available CPU.
+    pub fn new() -> io::Result<Runtime> {
+        Builder::new_multi_thread().build()
+    }
+
+    /// Spawns `future` as a task on this runtime.
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        Shared::spawn(&self.shared, future)
+    }
+
+    /// Runs `future` to completion on the calling thread, inside this
+    /// runtime's context (so [`spawn`] works in it), while the workers run
+    /// the tasks.
+    ///
+    /// # Panics
+    /// If called from inside a runtime's context (a task, or another
+    /// `block_on`), with tokio's message: the thread would block the
+    /// runtime that drives it.
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        if worker::current().is_some() {
+            panic!(
+                "Cannot start a runtime from within a runtime. This happens because a \
+                 function (like `block_on`) attempted to block the current thread while \
+                 the thread is being used to drive asynchronous tasks."
+            );
+        }
+        let _context = worker::enter(&self.shared);
+        crate::block_on(future)
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if self.shared.is_worker_thread() {
+            // Joining the workers would join this thread.
+            panic!(
+                "Cannot drop a runtime in a context where blocking is not allowed. \
+                 This happens when a runtime is dropped from within an asynchronous context."
+            );
+        }
+        self.shared.shut_down();
+        for thread in self.threads.drain(..) {
+            // A worker catches every task's panic; a panic here is a bug in
+            // the runtime, already reported by the panic hook.
+            let _ = thread.join();
+        }
+        Shared::drop_tasks(&self.shared);
+    }
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
+
+/// Spawns `future` on the runtime whose context the calling thread is in
+/// (a task, or inside [`Runtime::block_on`]).
+///
+/// # Panics
+/// Outside a runtime's context, with a message saying so.
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match worker::current() {
+        Some(shared) => Shared::spawn(&shared, future),
+        None => panic!(
+            "modelsync::runtime::spawn must be called from the context of a modelsync runtime \
+             (a task, or inside Runtime::block_on); use Runtime::spawn from elsewhere"
+        ),
+    }
+}
+
+/// Yields to the runtime once: the task goes to the back of its worker's
+/// queue, so that the other queued tasks run before it is polled again.
+pub async fn yield_now() {
+    YieldNow { yielded: false }.await
+}
+
+struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
+        // A wake during its own poll: the worker requeues the task at the
+        // back when the poll returns (`ToIdle::OkNotified`).
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}

@@ -1,0 +1,489 @@
+//! The workers: where a task is queued, which task runs next, how idle
+//! workers find work or sleep, and shutdown.
+//!
+//! Each worker owns a `Core`: its `Local` ring, the LIFO slot and its tick.
+//! The core lives on the worker's stack, reachable from the thread through
+//! the `WORKER` thread-local so that a waker called during a poll on that
+//! thread queues locally. Other threads reach a worker only through its
+//! `Steal` handle and its `Unparker`.
+//!
+//! Which task runs next: every 61st tick the inject queue first, so
+//! remote spawns cannot starve; otherwise the LIFO slot, then the ring, then
+//! the inject queue. After a poll, the task the poll woke or spawned last
+//! (in the LIFO slot) runs at once, at most 3 times in a row; then it goes
+//! to the back of the ring, so that two tasks waking each other cannot
+//! starve the rest.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::future::Future;
+use std::ptr;
+
+use super::idle::Idle;
+use super::task::{JoinHandle, Notified, RawTask};
+use crate::park::{Parker, Unparker};
+use crate::queue::{Inject, Local, Steal};
+use crate::sync::atomic::{AtomicBool, Ordering::*};
+use crate::sync::{thread_local, Arc, Mutex};
+
+/// Ticks between two checks of the inject queue first (tokio's value).
+const INJECT_INTERVAL: u32 = 61;
+/// LIFO polls in a row before the LIFO task yields to the ring.
+const MAX_LIFO_POLLS: usize = 3;
+
+/// The capacity of each worker's ring: small under the models, so that
+/// overflow and stealing are reached with a handful of tasks.
+const LOCAL_CAPACITY: usize = if cfg!(any(loom, shuttle)) { 4 } else { 256 };
+
+pub(super) struct Remote {
+    steal: Steal<Notified>,
+    unparker: Unparker,
+}
+
+/// What every worker, handle, task and waker of one runtime shares.
+pub(super) struct Shared {
+    remotes: Box<[Remote]>,
+    inject: Inject<Notified>,
+    idle: Idle,
+    owned: OwnedTasks,
+    shutdown: AtomicBool,
+}
+
+/// The worker-private state.
+pub(super) struct Core {
+    local: Local<Notified>,
+    lifo: Option<Notified>,
+    tick: u32,
+    searching: bool,
+    rng: u32,
+    /// Set when the worker stops: later wakes on its thread go to the
+    /// inject queue, which shutdown drains.
+    stopped: bool,
+}
+
+/// A running worker, on its thread's stack.
+pub(super) struct Worker {
+    shared: Arc<Shared>,
+    index: usize,
+    core: RefCell<Core>,
+}
+
+thread_local! {
+    // loom's and shuttle's `thread_local!` do not accept `const { .. }`.
+    #[allow(clippy::missing_const_for_thread_local)]
+    /// The worker running on this thread, if any.
+    static WORKER: Cell<*const Worker> = Cell::new(ptr::null());
+    /// The runtime whose context this thread is in (a worker, or inside
+    /// `Runtime::block_on`): `spawn` uses it.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static CONTEXT: RefCell<Option<Arc<Shared>>> = RefCell::new(None);
+}
+
+/// Leaves the context when dropped.
+pub(super) struct ContextGuard {
+    previous: Option<Arc<Shared>>,
+}
+
+impl Drop for ContextGuard {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        CONTEXT.with(|context| *context.borrow_mut() = previous);
+    }
+}
+
+/// Enters `shared`'s context on this thread.
+pub(super) fn enter(shared: &Arc<Shared>) -> ContextGuard {
+    let previous = CONTEXT.with(|context| context.borrow_mut().replace(shared.clone()));
+    ContextGuard { previous }
+}
+
+/// The runtime whose context this thread is in.
+pub(super) fn current() -> Option<Arc<Shared>> {
+    CONTEXT.with(|context| context.borrow().clone())
+}
+
+/// Creates the shared state for `workers` workers, returning each worker's
+/// ring and parker for its thread.
+pub(super) fn create(workers: usize) -> (Arc<Shared>, Vec<(Local<Notified>, Parker)>) {
+    let mut remotes = Vec::with_capacity(workers);
+    let mut cores = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        let local = Local::with_capacity(LOCAL_CAPACITY);
+        let parker = Parker::new();
+        remotes.push(Remote {
+            steal: local.stealer(),
+            unparker: parker.unparker().clone(),
+        });
+        cores.push((local, parker));
+    }
+    let shared = Arc::new(Shared {
+        remotes: remotes.into_boxed_slice(),
+        inject: Inject::new(),
+        idle: Idle::new(workers),
+        owned: OwnedTasks::new(workers),
+        shutdown: AtomicBool::new(false),
+    });
+    (shared, cores)
+}
+
+impl Shared {
+    /// Spawns `future`; called by `Runtime::spawn` and `spawn`.
+    pub(super) fn spawn<F>(this: &Arc<Self>, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let raw = RawTask::new(future, this.clone());
+        // SAFETY: `raw` was created for `F`; the handle's reference passes.
+        let handle = unsafe { JoinHandle::new(raw) };
+        // SAFETY: `State::new` counts the queue's reference and sets
+        // NOTIFIED for it.
+        let notified = unsafe { Notified::from_raw(raw) };
+        if this.owned.insert(raw) {
+            this.schedule(notified, false);
+        } else {
+            // The runtime is shutting down: the task never runs. `shutdown`
+            // drops the future and uses the reference the list would have
+            // held; then the queue's reference goes.
+            raw.shutdown();
+            drop(notified);
+        }
+        handle
+    }
+
+    /// Queues a task: on this thread's worker of the same runtime, into the
+    /// LIFO slot (or the back of the ring if `is_yield`); from elsewhere,
+    /// into the inject queue. Wakes a sleeping worker when the task can be
+    /// taken by another one.
+    pub(super) fn schedule(&self, task: Notified, is_yield: bool) {
+        let task = WORKER.with(|worker| {
+            // SAFETY: the pointer is set by `Worker::run` on this thread
+            // for the time the worker lives on its stack, and cleared
+            // before it returns.
+            let Some(worker) = (unsafe { worker.get().as_ref() }) else {
+                return Some(task);
+            };
+            if !ptr::eq(&*worker.shared, self) {
+                return Some(task);
+            }
+            let Ok(mut core) = worker.core.try_borrow_mut() else {
+                return Some(task);
+            };
+            if core.stopped {
+                return Some(task);
+            }
+            let core = &mut *core;
+            let notify_others = if is_yield {
+                core.local.push_back(task, &self.inject);
+                true
+            } else {
+                match core.lifo.replace(task) {
+                    Some(previous) => {
+                        core.local.push_back(previous, &self.inject);
+                        true
+                    }
+                    None => false,
+                }
+            };
+            if notify_others {
+                self.notify_parked();
+            }
+            None
+        });
+        if let Some(task) = task {
+            self.inject.push(task);
+            if self.is_shutdown() {
+                // `drop_tasks` may have drained the queue already: a
+                // reference left there would keep the task, and through it
+                // this runtime, alive forever. If its last drain
+                // took the lock after this push, it dropped the reference;
+                // if before, the shutdown store happens-before this load
+                // (through the lock), so this load sees it and drains.
+                self.drain_inject();
+            } else {
+                self.notify_parked();
+            }
+        }
+    }
+
+    fn drain_inject(&self) {
+        while let Some(task) = self.inject.pop() {
+            drop(task);
+        }
+    }
+
+    /// Wakes one sleeping worker if no worker searches.
+    fn notify_parked(&self) {
+        if let Some(index) = self.idle.worker_to_notify() {
+            self.remotes[index].unparker.unpark();
+        }
+    }
+
+    /// The last searcher going to sleep checks every queue once more.
+    fn notify_if_work_pending(&self) {
+        let pending = self.remotes.iter().any(|r| !r.steal.is_empty()) || !self.inject.is_empty();
+        if pending {
+            self.notify_parked();
+        }
+    }
+
+    fn is_shutdown(&self) -> bool {
+        // Relaxed: the flag only needs to be seen eventually; the unpark
+        // that follows its store carries it to a sleeping worker.
+        self.shutdown.load(Relaxed)
+    }
+
+    /// Takes a completed task out of the live-task list; true if it was
+    /// listed (its list reference is then released by the caller).
+    pub(super) fn remove_task(&self, task: RawTask) -> bool {
+        self.owned.remove(task)
+    }
+
+    /// Shutdown, after every worker has stopped: tasks still alive have
+    /// their futures dropped on this thread; queued references are dropped.
+    pub(super) fn shut_down(&self) {
+        // Relaxed: the unparks below carry it (see `is_shutdown`).
+        self.shutdown.store(true, Relaxed);
+        for remote in self.remotes.iter() {
+            remote.unparker.unpark();
+        }
+    }
+
+    /// After the worker threads are joined.
+    pub(super) fn drop_tasks(this: &Arc<Self>) {
+        let _context = enter(this);
+        for task in this.owned.close_and_take_all() {
+            task.shutdown();
+        }
+        // References queued by wakes during the shutdowns above; a wake
+        // that queues after this drains the queue itself (`schedule`).
+        this.drain_inject();
+    }
+
+    /// True if the calling thread is one of this runtime's workers.
+    pub(super) fn is_worker_thread(&self) -> bool {
+        WORKER.with(|worker| {
+            // SAFETY: as in `schedule`.
+            unsafe { worker.get().as_ref() }.is_some_and(|w| ptr::eq(&*w.shared, self))
+        })
+    }
+}
+
+impl Worker {
+    /// The worker's loop, on its own thread, until shutdown.
+    pub(super) fn run(shared: Arc<Shared>, index: usize, local: Local<Notified>, parker: Parker) {
+        let worker = Worker {
+            shared,
+            index,
+            core: RefCell::new(Core {
+                local,
+                lifo: None,
+                tick: 0,
+                searching: false,
+                // Any non-zero seed: xorshift never leaves zero.
+                rng: 0x9E37_79B9 ^ (index as u32).wrapping_mul(0x85EB_CA6B) | 1,
+                stopped: false,
+            }),
+        };
+        let _context = enter(&worker.shared);
+        WORKER.with(|w| w.set(&worker));
+        while !worker.shared.is_shutdown() {
+            if let Some(task) = worker.next_task().or_else(|| worker.steal_work()) {
+                worker.run_task(task);
+            } else {
+                worker.park(&parker);
+            }
+        }
+        worker.stop();
+        WORKER.with(|w| w.set(ptr::null()));
+    }
+
+    fn next_task(&self) -> Option<Notified> {
+        let mut core = self.core.borrow_mut();
+        core.tick = core.tick.wrapping_add(1);
+        if core.tick % INJECT_INTERVAL == 0 {
+            if let Some(task) = self.shared.inject.pop() {
+                return Some(task);
+            }
+        }
+        if let Some(task) = core.lifo.take().or_else(|| core.local.pop()) {
+            return Some(task);
+        }
+        drop(core);
+        self.shared.inject.pop()
+    }
+
+    /// Searches the other workers' rings (from a random one), then the
+    /// inject queue; at most half of the workers search at once.
+    fn steal_work(&self) -> Option<Notified> {
+        let mut core = self.core.borrow_mut();
+        if !core.searching {
+            if !self.shared.idle.transition_worker_to_searching() {
+                return None;
+            }
+            core.searching = true;
+        }
+        let workers = self.shared.remotes.len();
+        // xorshift32
+        core.rng ^= core.rng << 13;
+        core.rng ^= core.rng >> 17;
+        core.rng ^= core.rng << 5;
+        let start = core.rng as usize % workers;
+        for i in 0..workers {
+            let victim = (start + i) % workers;
+            if victim == self.index {
+                continue;
+            }
+            if let Some(task) = self.shared.remotes[victim]
+                .steal
+                .steal_into(&mut core.local)
+            {
+                return Some(task);
+            }
+        }
+        drop(core);
+        self.shared.inject.pop()
+    }
+
+    fn run_task(&self, task: Notified) {
+        let was_searching = std::mem::replace(&mut self.core.borrow_mut().searching, false);
+        if was_searching && self.shared.idle.transition_worker_from_searching() {
+            // The last searcher found work: another worker takes over the
+            // search, for work that may remain.
+            self.shared.notify_parked();
+        }
+        task.run();
+        for _ in 0..MAX_LIFO_POLLS {
+            let Some(task) = self.core.borrow_mut().lifo.take() else {
+                return;
+            };
+            task.run();
+        }
+        let mut core = self.core.borrow_mut();
+        if let Some(task) = core.lifo.take() {
+            // the LIFO slot is given up; the task waits its turn.
+            core.local.push_back(task, &self.shared.inject);
+            drop(core);
+            self.shared.notify_parked();
+        }
+    }
+
+    fn park(&self, parker: &Parker) {
+        let is_searching = std::mem::replace(&mut self.core.borrow_mut().searching, false);
+        let last_searcher = self
+            .shared
+            .idle
+            .transition_worker_to_parked(self.index, is_searching);
+        if last_searcher {
+            self.shared.notify_if_work_pending();
+        }
+        parker.park();
+        // Woken by `notify_parked`, which counted this worker as searching
+        // (or by shutdown, after which the count no longer matters).
+        self.core.borrow_mut().searching = true;
+    }
+
+    /// Drops every reference this worker queued; the tasks stay in the
+    /// live-task list for `drop_tasks`.
+    fn stop(&self) {
+        self.core.borrow_mut().stopped = true;
+        loop {
+            let task = {
+                let mut core = self.core.borrow_mut();
+                core.lifo.take().or_else(|| core.local.pop())
+            };
+            match task {
+                Some(task) => drop(task),
+                None => break,
+            }
+        }
+    }
+}
+
+/// Every task not yet complete, so that shutdown can drop their futures;
+/// sharded by address to spread the lock.
+struct OwnedTasks {
+    shards: Box<[Mutex<Shard>]>,
+}
+
+#[derive(Default)]
+struct Shard {
+    slots: Vec<Option<RawTask>>,
+    free: Vec<usize>,
+    closed: bool,
+}
+
+impl OwnedTasks {
+    fn new(workers: usize) -> Self {
+        let shards = if cfg!(any(loom, shuttle)) {
+            1
+        } else {
+            (workers * 4).next_power_of_two()
+        };
+        OwnedTasks {
+            shards: (0..shards).map(|_| Mutex::new(Shard::default())).collect(),
+        }
+    }
+
+    fn shard(&self, task: RawTask) -> &Mutex<Shard> {
+        // Allocations are aligned; the multiply mixes the higher bits in.
+        let hash = (task.addr() >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as usize);
+        &self.shards[(hash >> 8) % self.shards.len()]
+    }
+
+    /// Lists `task` (taking the list's reference); false once closed.
+    fn insert(&self, task: RawTask) -> bool {
+        let mut shard = self.shard(task).lock();
+        if shard.closed {
+            return false;
+        }
+        let slot = match shard.free.pop() {
+            Some(slot) => {
+                shard.slots[slot] = Some(task);
+                slot
+            }
+            None => {
+                shard.slots.push(Some(task));
+                shard.slots.len() - 1
+            }
+        };
+        // SAFETY: `owned_slot` is accessed only under the shard's lock.
+        task.header().owned_slot.with_mut(|s| unsafe { *s = slot });
+        true
+    }
+
+    fn remove(&self, task: RawTask) -> bool {
+        let mut shard = self.shard(task).lock();
+        // SAFETY: `owned_slot` is accessed only under the shard's lock.
+        let slot = task.header().owned_slot.with(|s| unsafe { *s });
+        if shard.slots.get(slot).copied().flatten() != Some(task) {
+            return false;
+        }
+        shard.slots[slot] = None;
+        shard.free.push(slot);
+        true
+    }
+
+    /// Refuses later inserts and returns every listed task, with the list's
+    /// references.
+    fn close_and_take_all(&self) -> Vec<RawTask> {
+        let mut tasks = Vec::new();
+        for shard in self.shards.iter() {
+            let mut shard = shard.lock();
+            shard.closed = true;
+            shard.free.clear();
+            tasks.extend(shard.slots.drain(..).flatten());
+        }
+        tasks
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared")
+            .field("workers", &self.remotes.len())
+            .field("idle", &self.idle)
+            .field("inject", &self.inject.len())
+            .finish()
+    }
+}
