@@ -697,7 +697,7 @@ fn lifo_slot_given_up() {
 }
 
 /// Shuttle's scale (loom cannot explore it: skipped there): 4 workers and
-/// 120 tasks mixing spawns from tasks, yields, wakes through oneshots sent
+/// 240 tasks mixing spawns from tasks, yields, wakes through oneshots sent
 /// by other tasks, and aborts from outside, then the runtime dropped with
 /// some tasks still waiting. Every future's item is delivered once or
 /// dropped once; an aborted task delivers nothing; nothing leaks.
@@ -709,7 +709,7 @@ fn random_mix_at_scale() {
     let aborted_pending = Reach::new("abort_cancelled_a_waiting_task");
     let r_aborted = aborted_pending.clone();
     model!().reach(&aborted_pending).check(move || {
-        const TASKS: usize = 120;
+        const TASKS: usize = 240;
         let ledger = Ledger::new(TASKS + 1);
         let rt = runtime(4);
         let mut senders = Vec::new();
