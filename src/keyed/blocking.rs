@@ -1,5 +1,5 @@
-//! The blocking flavour: senders and the receiver wait on condition
-//! variables of the channel's lock.
+//! The blocking flavour: the receiver waits on a `Parker`, senders on a
+//! condition variable.
 
 use std::fmt;
 use std::hash::Hash;
@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 use super::core::dedup;
 use super::error::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
-use super::{Message, Shared, Wake};
-use crate::sync::{thread, Arc, Condvar};
+use super::{Exclusive, Inbox, Message, Refused, Shared, Wake};
+use crate::park::Parker;
+use crate::sync::{thread, Arc, Condvar, Mutex};
 
 /// How often a blocked `send` yields its thread and looks again before it
 /// sleeps on the condition variable. A full channel usually gains a slot
@@ -26,10 +27,12 @@ const YIELDS_BEFORE_SLEEP: u32 = if cfg!(any(loom, shuttle)) { 1 } else { 128 };
 pub fn sync_channel<K: Eq + Hash + Clone, V>(
     capacity: usize,
 ) -> (SyncSender<K, V>, SyncReceiver<K, V>) {
+    let parker = Parker::new();
     let shared = Shared::new(
         capacity,
         Wake::Blocking {
-            ready: Condvar::new(),
+            receiver: parker.unparker().clone(),
+            space_lock: Mutex::new(()),
             space: Condvar::new(),
         },
     );
@@ -37,7 +40,10 @@ pub fn sync_channel<K: Eq + Hash + Clone, V>(
         SyncSender {
             shared: shared.clone(),
         },
-        SyncReceiver { shared },
+        SyncReceiver {
+            inbox: Exclusive(Inbox::new(shared)),
+            parker: Exclusive(parker),
+        },
     )
 }
 
@@ -49,14 +55,8 @@ pub struct SyncSender<K: Eq + Hash + Clone, V> {
 /// Receives keyed messages, blocking while none is deliverable. There is
 /// one; it may hand the [`Message`]s it receives to any number of threads.
 pub struct SyncReceiver<K: Eq + Hash + Clone, V> {
-    shared: Arc<Shared<K, V>>,
-}
-
-fn condvars<K, V>(shared: &Shared<K, V>) -> (&Condvar, &Condvar) {
-    match &shared.wake {
-        Wake::Blocking { ready, space } => (ready, space),
-        Wake::Async { .. } => unreachable!("a sync handle on an async channel"),
-    }
+    inbox: Exclusive<Inbox<K, V>>,
+    parker: Exclusive<Parker>,
 }
 
 impl<K: Eq + Hash + Clone, V> SyncSender<K, V> {
@@ -65,28 +65,38 @@ impl<K: Eq + Hash + Clone, V> SyncSender<K, V> {
     /// giving the value back, if the receiver is gone.
     pub fn send(&self, keys: impl IntoIterator<Item = K>, value: V) -> Result<(), SendError<V>> {
         let keys = dedup(keys);
-        let (_, space) = condvars(&self.shared);
-        let mut state = self.shared.state.lock();
+        let Wake::Blocking {
+            space_lock, space, ..
+        } = &self.shared.wake
+        else {
+            unreachable!("a sync handle on an async channel")
+        };
         let mut yields = 0;
         loop {
-            if !state.receiver_alive {
-                return Err(SendError(value));
+            match self.shared.try_reserve(false) {
+                Ok(()) => break,
+                Err(Refused::Closed) => return Err(SendError(value)),
+                Err(Refused::Full) if yields < YIELDS_BEFORE_SLEEP => {
+                    yields += 1;
+                    thread::yield_now();
+                    continue;
+                }
+                Err(Refused::Full) => {}
             }
-            if state.core.len() < state.capacity {
-                self.shared.push_and_wake(state, keys, value);
-                return Ok(());
+            // Counted as a sleeper in the same step that finds the channel
+            // full, and under the lock until the wait: a receive after the
+            // count signals, and cannot signal before the wait.
+            let asleep = space_lock.lock();
+            match self.shared.try_reserve(true) {
+                Ok(()) => break,
+                Err(Refused::Closed) => return Err(SendError(value)),
+                Err(Refused::Full) => {}
             }
-            if yields < YIELDS_BEFORE_SLEEP {
-                yields += 1;
-                drop(state);
-                thread::yield_now();
-                state = self.shared.state.lock();
-                continue;
-            }
-            state.senders_sleeping += 1;
-            state = space.wait(state);
-            state.senders_sleeping -= 1;
+            drop(space.wait(asleep));
+            self.shared.wake_up();
         }
+        self.shared.push(keys, value);
+        Ok(())
     }
 
     /// Sends without blocking: `Full` if the channel holds `capacity`
@@ -116,29 +126,26 @@ impl<K: Eq + Hash + Clone, V> SyncReceiver<K, V> {
     }
 
     fn recv_until(&mut self, deadline: Option<Instant>) -> Result<Message<K, V>, RecvTimeoutError> {
-        let (ready, _) = condvars(&self.shared);
-        let mut state = self.shared.state.lock();
         loop {
-            state = match Shared::pop(&self.shared, state) {
+            match self.inbox.get_mut().try_recv() {
                 Ok(message) => return Ok(message),
-                Err(state) => state,
-            };
-            if state.why_empty() == TryRecvError::Disconnected {
-                return Err(RecvTimeoutError::Disconnected);
+                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Err(TryRecvError::Empty | TryRecvError::Conflicted) => {}
             }
-            state.receiver_sleeping = true;
-            state = match deadline {
-                None => ready.wait(state),
+            // After the announcement, the next push or release, and the
+            // last sender's drop, unpark: the permit ends the park (P-1).
+            if !self.inbox.get_mut().announce_waiting() {
+                continue; // something arrived meanwhile
+            }
+            match deadline {
+                None => self.parker.get_mut().park(),
                 Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        state.receiver_sleeping = false;
+                    if Instant::now() >= deadline {
                         return Err(RecvTimeoutError::Timeout);
                     }
-                    ready.wait_timeout(state, deadline - now).0
+                    self.parker.get_mut().park_deadline(deadline);
                 }
-            };
-            state.receiver_sleeping = false;
+            }
         }
     }
 
@@ -146,14 +153,15 @@ impl<K: Eq + Hash + Clone, V> SyncReceiver<K, V> {
     /// `Conflicted` if everything queued waits for a key, `Disconnected`
     /// if every sender is gone and nothing is queued.
     pub fn try_recv(&mut self) -> Result<Message<K, V>, TryRecvError> {
-        Shared::try_pop(&self.shared)
+        self.inbox.get_mut().try_recv()
     }
 
-    /// Keys the channel keeps bookkeeping for (held or waited for). A
-    /// diagnostic for tests: 0 whenever nothing is queued or held.
+    /// Keys the channel keeps bookkeeping for (held or waited for), after
+    /// taking in every release so far. A diagnostic for tests: 0 whenever
+    /// nothing is queued or held.
     #[doc(hidden)]
-    pub fn tracked_keys(&self) -> usize {
-        self.shared.tracked_keys()
+    pub fn tracked_keys(&mut self) -> usize {
+        self.inbox.get_mut().tracked_keys()
     }
 }
 
@@ -169,12 +177,6 @@ impl<K: Eq + Hash + Clone, V> Clone for SyncSender<K, V> {
 impl<K: Eq + Hash + Clone, V> Drop for SyncSender<K, V> {
     fn drop(&mut self) {
         self.shared.drop_sender();
-    }
-}
-
-impl<K: Eq + Hash + Clone, V> Drop for SyncReceiver<K, V> {
-    fn drop(&mut self) {
-        self.shared.drop_receiver();
     }
 }
 

@@ -1,6 +1,6 @@
-//! The keyed channel's bookkeeping, single-threaded (the channel holds it
-//! under its lock): which messages are queued, which keys are held, and
-//! which message waits for which key.
+//! The keyed channel's bookkeeping, single-threaded (the receiver owns
+//! it): which messages are queued, which keys are held, and which message
+//! waits for which key.
 //!
 //! # Rules
 //!
@@ -21,10 +21,14 @@
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 
+/// What the core queues: anything that knows its (deduplicated) keys.
+pub(crate) trait Keyed<K> {
+    fn keys(&self) -> &[K];
+}
+
 /// A queued (sent, not yet received) message.
-struct Queued<K, V> {
-    keys: Box<[K]>,
-    value: V,
+struct Queued<M> {
+    message: M,
     /// Keys where this message is not the head of a free key's queue;
     /// 0 once it is ready.
     blocked: usize,
@@ -80,30 +84,52 @@ impl<T> Slab<T> {
 }
 
 /// The channel's bookkeeping. See the module documentation for its rules.
-pub(crate) struct Core<K, V> {
-    queued: Slab<Queued<K, V>>,
+pub(crate) struct Core<K, M> {
+    queued: Slab<Queued<M>>,
     /// Messages ready to be received, in the order they became ready.
     ready: VecDeque<usize>,
     keys: HashMap<K, KeyState>,
 }
 
-/// `keys` without repeats, in first-seen order (K-8).
-pub(crate) fn dedup<K: Eq + Hash + Clone>(keys: impl IntoIterator<Item = K>) -> Box<[K]> {
-    // Collected first, so that an exact-size iterator (`[k]`) allocates
-    // once and the box takes the vector's buffer without a reallocation.
-    let mut unique: Vec<K> = keys.into_iter().collect();
-    let mut kept = 0;
-    for i in 0..unique.len() {
-        if !unique[..kept].contains(&unique[i]) {
-            unique.swap(kept, i);
-            kept += 1;
-        }
-    }
-    unique.truncate(kept);
-    unique.into_boxed_slice()
+/// A message's keys, without repeats, in first-seen order (K-8). One key,
+/// the common case, is kept inline: no allocation.
+pub(crate) enum KeySet<K> {
+    One(K),
+    Many(Box<[K]>),
 }
 
-impl<K: Eq + Hash + Clone, V> Core<K, V> {
+impl<K> KeySet<K> {
+    pub(crate) fn as_slice(&self) -> &[K] {
+        match self {
+            KeySet::One(key) => std::slice::from_ref(key),
+            KeySet::Many(keys) => keys,
+        }
+    }
+}
+
+/// `keys` without repeats, in first-seen order (K-8).
+pub(crate) fn dedup<K: Eq>(keys: impl IntoIterator<Item = K>) -> KeySet<K> {
+    let mut keys = keys.into_iter();
+    let Some(first) = keys.next() else {
+        return KeySet::Many(Box::new([])); // no allocation
+    };
+    let Some(second) = keys.next() else {
+        return KeySet::One(first);
+    };
+    let mut unique = Vec::with_capacity(2 + keys.size_hint().0);
+    unique.push(first);
+    for key in std::iter::once(second).chain(keys) {
+        if !unique.contains(&key) {
+            unique.push(key);
+        }
+    }
+    if unique.len() == 1 {
+        return KeySet::One(unique.pop().expect("one key"));
+    }
+    KeySet::Many(unique.into_boxed_slice())
+}
+
+impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
     pub(crate) fn new() -> Self {
         Core {
             queued: Slab::new(),
@@ -117,41 +143,44 @@ impl<K: Eq + Hash + Clone, V> Core<K, V> {
         self.queued.len
     }
 
+    /// Whether a message is ready to be received.
+    pub(crate) fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
     /// Keys with an entry: held or waited for. A diagnostic (K-6).
     pub(crate) fn tracked_keys(&self) -> usize {
         self.keys.len()
     }
 
-    /// Queues a message (`keys` deduplicated); returns whether it is ready
-    /// at once.
-    pub(crate) fn push(&mut self, keys: Box<[K]>, value: V) -> bool {
+    /// Queues a message; returns whether it is ready at once.
+    pub(crate) fn push(&mut self, message: M) -> bool {
         // One lookup per key when the message is ready at once (the common
         // case): a free key is reserved on sight, a taken one waited on.
         // Only if some key was taken are the reserved ones turned into
         // waits, so that the message waits on every key (K-2).
         let index = self.queued.insert(Queued {
-            keys,
-            value,
+            message,
             blocked: 0,
         });
-        let message = self.queued.get_mut(index);
+        let queued = self.queued.get_mut(index);
         let mut reserved = 0;
-        for key in message.keys.iter() {
+        for key in queued.message.keys() {
             let state = self.keys.entry(key.clone()).or_default();
             if state.held || !state.waiting.is_empty() {
                 state.waiting.push_back(index);
-                message.blocked += 1;
+                queued.blocked += 1;
             } else {
                 state.held = true; // reserved (K-1)
                 reserved += 1;
             }
         }
-        if message.blocked == 0 {
+        if queued.blocked == 0 {
             self.ready.push_back(index);
             return true;
         }
         if reserved > 0 {
-            for key in message.keys.iter() {
+            for key in queued.message.keys() {
                 let state = self.keys.get_mut(key).expect("entered above");
                 if state.held && state.waiting.is_empty() {
                     // Reserved above: free, and this message heads its queue.
@@ -165,15 +194,13 @@ impl<K: Eq + Hash + Clone, V> Core<K, V> {
 
     /// Removes the oldest ready message, whose keys stay held until the
     /// caller releases them.
-    pub(crate) fn pop_ready(&mut self) -> Option<(Box<[K]>, V)> {
+    pub(crate) fn pop_ready(&mut self) -> Option<M> {
         let index = self.ready.pop_front()?;
-        let message = self.queued.remove(index);
-        Some((message.keys, message.value))
+        Some(self.queued.remove(index).message)
     }
 
     /// Releases the keys a received message held; returns how many waiting
-    /// messages became ready. Keys the core does not know (the channel was
-    /// closed and cleared) are ignored.
+    /// messages became ready.
     pub(crate) fn release(&mut self, keys: &[K]) -> usize {
         let mut promoted = 0;
         for key in keys {
@@ -201,8 +228,8 @@ impl<K: Eq + Hash + Clone, V> Core<K, V> {
     /// Makes the waiting message `index`, at the head of every one of its
     /// keys' queues with every key free, ready: it takes its keys.
     fn promote(&mut self, index: usize) {
-        let message = self.queued.slots[index].as_ref().expect("a queued message");
-        for key in message.keys.iter() {
+        let queued = self.queued.slots[index].as_ref().expect("a queued message");
+        for key in queued.message.keys() {
             let state = self.keys.get_mut(key).expect("a waiting message's key");
             let head = state.waiting.pop_front();
             debug_assert_eq!(head, Some(index), "promoted a message not at the head");
@@ -212,20 +239,19 @@ impl<K: Eq + Hash + Clone, V> Core<K, V> {
         self.ready.push_back(index);
     }
 
-    /// Empties the channel (its receiver is gone): returns every queued
-    /// value, to be dropped outside the lock, and forgets every key, so
-    /// that later releases are no-ops.
-    pub(crate) fn clear(&mut self) -> Vec<V> {
+    /// Empties the core (its receiver is gone): returns every queued
+    /// message and forgets every key.
+    pub(crate) fn clear(&mut self) -> Vec<M> {
         self.ready.clear();
         self.keys.clear();
-        let values = self
+        let messages = self
             .queued
             .slots
             .drain(..)
             .flatten()
-            .map(|q| q.value)
+            .map(|q| q.message)
             .collect();
         self.queued = Slab::new();
-        values
+        messages
     }
 }

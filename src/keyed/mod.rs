@@ -40,22 +40,37 @@
 //!   on one key never delays messages on unrelated keys (K-3).
 //! - **A message carries its writes**: everything a sender did before
 //!   `send` happens-before the receiver obtains the message, and
-//!   everything done before dropping a message happens-before the next
-//!   message on any of its keys is received (K-9).
+//!   everything done before dropping a message (its value's `Drop`
+//!   included) happens-before the next message on any of its keys is
+//!   received (K-9).
 //! - **Nothing lost or doubled**: every value sent is received exactly once
 //!   or handed back in an error; dropping the receiver drops every queued
 //!   value exactly once and later sends fail with their value; a `Message`
 //!   may outlive every handle of its channel (K-4). Cancelling an async
 //!   `send` or `recv` loses no message and leaks no capacity.
-//! - **No value code under the lock**: a value's `Drop` and wakers never
-//!   run under the channel's lock (K-5). Keys' `Hash`, `Eq`, `Clone` and
-//!   `Drop` do (the key table needs them), so they must not call back into
-//!   the channel.
+//! - **No lock around user code**: sends, receives and releases take no
+//!   lock at all; a value's `Drop` and wakers run with no lock of the
+//!   channel held, so either may use the channel (K-5). Keys' `Hash`,
+//!   `Eq`, `Clone` and `Drop` run on the receiver's thread, inside its
+//!   calls (`recv`, `try_recv`, `recv_timeout`, dropping it).
 //! - **Cost**: a send, a receive and a release each cost O(keys of the
 //!   message) expected (a release also pays for the messages it makes
 //!   ready), never a scan of the queue; memory is O(queued messages + held
-//!   keys): a key's bookkeeping is freed when nothing holds or waits for it
-//!   (K-6).
+//!   keys): a key's bookkeeping is freed when nothing holds or waits for
+//!   it, at the receiver's next call after the last release (K-6).
+//!
+//! # How it works
+//!
+//! Only the receiver touches the key table (`core.rs`), so it needs no
+//! lock. Senders push their message, in an envelope, onto a lock-free
+//! stack; a dropped `Message` pushes its emptied envelope back onto the
+//! same stack (`intake.rs`). Each receive takes the whole stack, releases
+//! keys and files new messages in the order they were pushed, and hands
+//! out the oldest ready message. One atomic word counts the messages sent
+//! and not yet received (the capacity) and the sync senders asleep for
+//! room. A receiver about to sleep announces it on the stack, and the
+//! first push after that wakes it; a receive wakes a sender waiting for
+//! room.
 //!
 //! Not promised: any order between messages with no key in common, beyond
 //! "ready first, received first"; fairness among senders blocked on a full
@@ -64,59 +79,75 @@
 //! A blocked sync `send` yields its thread up to 128 times, looking for a
 //! free slot each time, before it sleeps: on a full channel a slot usually
 //! frees within a few time slices, and sleeping costs a context switch per
-//! message. A sync `recv` sleeps at once. Async waits never spin.
+//! message. A sync `recv` sleeps at once. Async waits never spin; an
+//! async `recv` that has completed 128 times in a row without waiting
+//! yields to the executor once (as tokio's channels do under its
+//! cooperative budget), so that senders it woke can run on its thread.
+//! Dropping
+//! the receiver waits (yielding) for sends that took a slot and have not
+//! yet pushed their message, so that it drops every queued value itself.
 //!
 //! `capacity` bounds the messages sent and not yet received; received
 //! messages that still hold their keys do not count. A capacity of 0
-//! panics.
+//! panics; one above 2^32 - 1 acts as 2^32 - 1 (more messages than that
+//! cannot be queued in memory: each is an allocation).
 
 mod blocking;
 mod core;
 pub mod error;
 mod future;
+mod intake;
 
 use std::fmt;
 use std::hash::Hash;
+use std::mem::ManuallyDrop;
+use std::ptr;
 
-use self::core::Core;
+use self::core::{Core, KeySet, Keyed};
+use self::intake::{Envelope, Stack};
 use crate::notify::Notify;
-use crate::sync::{Arc, Condvar, Mutex, MutexGuard};
+use crate::park::Unparker;
+use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
+use crate::sync::{thread, Arc, Condvar, Mutex};
 
 pub use blocking::{sync_channel, SyncReceiver, SyncSender};
 pub use future::{channel, Receiver, Sender};
 
-/// What both flavours share: the bookkeeping under one lock, and how the
-/// waiting sides are woken.
+/// `Shared::queued`: messages sent (a slot taken) and not yet received in
+/// the low 32 bits, senders asleep for room in the next 31, and
+/// `CLOSED` on top once the receiver is gone. One word, so that a sender
+/// going to sleep and a receive freeing a slot see each other without a
+/// fence: their read-modify-writes of it are totally ordered.
+const COUNT: u64 = (1 << 32) - 1;
+const SLEEPER: u64 = 1 << 32;
+const SLEEPERS: u64 = ((1 << 31) - 1) << 32;
+const CLOSED: u64 = 1 << 63;
+
+/// What both flavours share. Senders and releasers only push onto the
+/// stacks and count; the key table belongs to the receiver (`Inbox`).
 struct Shared<K, V> {
-    state: Mutex<State<K, V>>,
+    /// See `COUNT`, `SLEEPERS` and `CLOSED`.
+    queued: AtomicU64,
+    /// At most `COUNT`.
+    capacity: u64,
+    /// Live sender handles.
+    senders: AtomicUsize,
+    /// Sent messages, and released envelopes of dropped ones, for the
+    /// receiver to file.
+    mail: Stack<K, V>,
     wake: Wake,
 }
 
-struct State<K, V> {
-    core: Core<K, V>,
-    capacity: usize,
-    senders: usize,
-    receiver_alive: bool,
-    /// The blocking flavour's sleepers, counted under the lock so that a
-    /// condition variable is signalled only when somebody waits on it
-    /// (signalling is a system call). The async flavour leaves both at
-    /// zero: a `Notify` with nobody registered stores a permit with one
-    /// atomic operation, and its waiters may be cancelled at any time.
-    receiver_sleeping: bool,
-    senders_sleeping: usize,
-}
-
-/// How a flavour's waiters wait: the sync one on condition variables, the
-/// async one on `Notify`s. Each method is called after the lock is
-/// released (K-5), with what the caller saw under it.
+/// How a flavour's waiters wait: the sync receiver on a `Parker`, sync
+/// senders on a condition variable, the async ones on `Notify`s.
 // One per channel, inside its `Arc`: boxing the larger variant (loom's
 // `Notify` is) would only add an indirection to every wake.
 #[allow(clippy::large_enum_variant)]
 enum Wake {
     Blocking {
-        /// A message became ready, or the last sender left.
-        ready: Condvar,
-        /// A slot was freed, or the receiver left.
+        receiver: Unparker,
+        /// Guards nothing but the condition variable's sleep.
+        space_lock: Mutex<()>,
         space: Condvar,
     },
     Async {
@@ -126,44 +157,20 @@ enum Wake {
 }
 
 impl Wake {
-    /// A message became ready, or the last sender left.
-    fn receiver(&self, receiver_sleeping: bool) {
+    /// Something for the receiver: a message or a release after it
+    /// announced it waits, or the last sender gone.
+    fn receiver(&self) {
         match self {
-            Wake::Blocking { ready, .. } if receiver_sleeping => ready.notify_one(),
-            Wake::Blocking { .. } => {}
+            Wake::Blocking { receiver, .. } => receiver.unpark(),
             Wake::Async { ready, .. } => ready.notify_one(),
-        }
-    }
-
-    /// A slot was freed.
-    fn one_sender(&self, senders_sleeping: usize) {
-        match self {
-            Wake::Blocking { space, .. } if senders_sleeping > 0 => space.notify_one(),
-            Wake::Blocking { .. } => {}
-            Wake::Async { space, .. } => space.notify_one(),
-        }
-    }
-
-    /// The receiver left.
-    fn all_senders(&self) {
-        match self {
-            Wake::Blocking { space, .. } => space.notify_all(),
-            Wake::Async { space, .. } => space.notify_waiters(),
         }
     }
 }
 
-impl<K: Eq + Hash + Clone, V> State<K, V> {
-    /// Why nothing could be received just now.
-    fn why_empty(&self) -> error::TryRecvError {
-        if self.core.len() > 0 {
-            error::TryRecvError::Conflicted
-        } else if self.senders == 0 {
-            error::TryRecvError::Disconnected
-        } else {
-            error::TryRecvError::Empty
-        }
-    }
+/// Why a slot could not be taken.
+enum Refused {
+    Full,
+    Closed,
 }
 
 impl<K: Eq + Hash + Clone, V> Shared<K, V> {
@@ -173,106 +180,254 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
             "a keyed channel needs a capacity of at least 1, got 0"
         );
         Arc::new(Shared {
-            state: Mutex::new(State {
-                core: Core::new(),
-                capacity,
-                senders: 1,
-                receiver_alive: true,
-                receiver_sleeping: false,
-                senders_sleeping: 0,
-            }),
+            queued: AtomicU64::new(0),
+            // More than 2^32 - 1 messages cannot be queued in memory anyway
+            // (each takes an allocation); the bound acts as no bound.
+            capacity: u64::try_from(capacity).map_or(COUNT, |c| c.min(COUNT)),
+            senders: AtomicUsize::new(1),
+            mail: Stack::new(),
             wake,
         })
     }
 
-    /// Queues `value` if there is room; gives it back otherwise, with
-    /// whether the receiver is gone.
-    fn try_push(&self, keys: Box<[K]>, value: V) -> Result<(), (Box<[K]>, V, bool)> {
-        let state = self.state.lock();
-        if !state.receiver_alive {
-            return Err((keys, value, true));
+    /// Takes a slot for a message if the channel has room. If it is full
+    /// and `as_sleeper`, counts the caller among the sleeping senders
+    /// instead, in the same step, and still answers `Full`.
+    fn try_reserve(&self, as_sleeper: bool) -> Result<(), Refused> {
+        // Relaxed: the count carries no data (the stack publishes
+        // the message); it only has to be exact, which the CAS makes it.
+        let mut queued = self.queued.load(Relaxed);
+        loop {
+            if queued & CLOSED != 0 {
+                return Err(Refused::Closed);
+            }
+            let full = queued & COUNT >= self.capacity;
+            if full && !as_sleeper {
+                return Err(Refused::Full);
+            }
+            let new = if full { queued + SLEEPER } else { queued + 1 };
+            // Relaxed: as the load. A sleeper's increment and a receive's
+            // decrement are RMWs of this one word, so whichever comes
+            // second sees the first (`Inbox::received`).
+            match self
+                .queued
+                .compare_exchange_weak(queued, new, Relaxed, Relaxed)
+            {
+                Ok(_) if full => return Err(Refused::Full),
+                Ok(_) => return Ok(()),
+                Err(actual) => queued = actual,
+            }
         }
-        if state.core.len() >= state.capacity {
-            return Err((keys, value, false));
+    }
+
+    /// Uncounts a sender that `try_reserve` counted asleep.
+    fn wake_up(&self) {
+        // Relaxed: the count only gates the receiver's signal; a stale one
+        // costs a needless signal.
+        self.queued.fetch_sub(SLEEPER, Relaxed);
+    }
+
+    /// Sends into a slot taken by `try_reserve`.
+    fn push(&self, keys: KeySet<K>, value: V) {
+        if self.mail.push(Envelope::new(keys, value)) {
+            self.wake.receiver();
         }
-        self.push_and_wake(state, keys, value);
-        Ok(())
     }
 
     /// Both flavours' `try_send`.
-    fn try_send(&self, keys: Box<[K]>, value: V) -> Result<(), error::TrySendError<V>> {
-        self.try_push(keys, value).map_err(|(_, value, gone)| {
-            if gone {
-                error::TrySendError::Disconnected(value)
-            } else {
-                error::TrySendError::Full(value)
+    fn try_send(&self, keys: KeySet<K>, value: V) -> Result<(), error::TrySendError<V>> {
+        match self.try_reserve(false) {
+            Ok(()) => {
+                self.push(keys, value);
+                Ok(())
             }
-        })
-    }
-
-    /// Queues a message into a channel known to have room, releases the
-    /// lock and wakes the receiver if the message is ready.
-    fn push_and_wake(&self, mut state: MutexGuard<'_, State<K, V>>, keys: Box<[K]>, value: V) {
-        let ready = state.core.push(keys, value);
-        let receiver_sleeping = state.receiver_sleeping;
-        drop(state);
-        if ready {
-            self.wake.receiver(receiver_sleeping);
+            Err(Refused::Full) => Err(error::TrySendError::Full(value)),
+            Err(Refused::Closed) => Err(error::TrySendError::Disconnected(value)),
         }
-    }
-
-    /// Pops the oldest ready message, if any, releases the lock, wakes a
-    /// sender for the freed slot and hands the message out; gives the
-    /// lock back if there is none. (Associated functions, not methods:
-    /// loom's `Arc` cannot be a receiver.)
-    fn pop<'a>(
-        this: &'a Arc<Self>,
-        mut state: MutexGuard<'a, State<K, V>>,
-    ) -> Result<Message<K, V>, MutexGuard<'a, State<K, V>>> {
-        let Some((keys, value)) = state.core.pop_ready() else {
-            return Err(state);
-        };
-        let senders_sleeping = state.senders_sleeping;
-        drop(state);
-        this.wake.one_sender(senders_sleeping);
-        Ok(Message {
-            keys,
-            value: Some(value),
-            shared: this.clone(),
-        })
-    }
-
-    /// Takes a ready message, if any; otherwise says why not.
-    fn try_pop(this: &Arc<Self>) -> Result<Message<K, V>, error::TryRecvError> {
-        Self::pop(this, this.state.lock()).map_err(|state| state.why_empty())
     }
 
     fn add_sender(&self) {
-        self.state.lock().senders += 1;
+        // Relaxed: the new handle comes from an existing one, which keeps
+        // the count above zero meanwhile (as `Arc::clone`).
+        self.senders.fetch_add(1, Relaxed);
     }
 
     fn drop_sender(&self) {
-        let mut state = self.state.lock();
-        state.senders -= 1;
-        let last = state.senders == 0;
-        let receiver_sleeping = state.receiver_sleeping;
-        drop(state);
-        if last {
-            self.wake.receiver(receiver_sleeping); // a waiting `recv` may be done
+        // Release: the receiver's Acquire load that sees 0 then sees every
+        // push of every sender, so "gone and nothing queued" is final.
+        if self.senders.fetch_sub(1, Release) == 1 {
+            self.wake.receiver(); // a waiting `recv` may be done
         }
     }
 
-    fn drop_receiver(&self) {
-        let mut state = self.state.lock();
-        state.receiver_alive = false;
-        let queued = state.core.clear();
-        drop(state);
-        self.wake.all_senders();
-        drop(queued); // values' `Drop` outside the lock (K-5)
+    /// A dropped message's envelope, value gone, back to the receiver.
+    fn release(&self, mut envelope: Box<Envelope<K, V>>) {
+        envelope.released = true;
+        if self.mail.push(envelope) {
+            self.wake.receiver();
+        }
+    }
+}
+
+impl<K, V> Keyed<K> for Box<Envelope<K, V>> {
+    fn keys(&self) -> &[K] {
+        self.keys.as_slice()
+    }
+}
+
+/// The receiver's half: the key table, which nobody else touches. Both
+/// flavours' receivers wrap one.
+struct Inbox<K: Eq + Hash + Clone, V> {
+    shared: Arc<Shared<K, V>>,
+    core: Core<K, Box<Envelope<K, V>>>,
+}
+
+impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
+    fn new(shared: Arc<Shared<K, V>>) -> Self {
+        Inbox {
+            shared,
+            core: Core::new(),
+        }
     }
 
-    fn tracked_keys(&self) -> usize {
-        self.state.lock().core.tracked_keys()
+    /// Brings the key table up to date: releases and new messages, in the
+    /// order they were pushed.
+    fn file(&mut self) {
+        for envelope in self.shared.mail.take_all() {
+            if envelope.released {
+                self.core.release(envelope.keys.as_slice());
+                // Freed with its keys; its value went with its `Message`.
+            } else {
+                self.core.push(envelope);
+            }
+        }
+    }
+
+    /// Receives the oldest deliverable message, if any; otherwise says why
+    /// not.
+    fn try_recv(&mut self) -> Result<Message<K, V>, error::TryRecvError> {
+        self.file();
+        if !self.core.has_ready() {
+            // Acquire: if every sender is gone, every message they sent is
+            // on the stack by now (`drop_sender`), so file once more
+            // before calling it final.
+            if self.shared.senders.load(Acquire) != 0 {
+                return Err(self.why_empty(false));
+            }
+            self.file();
+        }
+        match self.core.pop_ready() {
+            Some(envelope) => {
+                self.received();
+                Ok(Message {
+                    envelope: ManuallyDrop::new(envelope),
+                    shared: self.shared.clone(),
+                })
+            }
+            None => Err(self.why_empty(true)),
+        }
+    }
+
+    fn why_empty(&self, senders_gone: bool) -> error::TryRecvError {
+        if self.core.len() > 0 {
+            error::TryRecvError::Conflicted
+        } else if senders_gone {
+            error::TryRecvError::Disconnected
+        } else {
+            error::TryRecvError::Empty
+        }
+    }
+
+    /// Announces that the receiver is about to wait; false if something
+    /// arrived since its last look (then it looks again instead). After a
+    /// true answer, the next push or release wakes it.
+    fn announce_waiting(&self) -> bool {
+        self.shared.mail.announce_waiting()
+    }
+
+    /// Frees the slot of a message just received, waking a sender that
+    /// waits for one.
+    fn received(&self) {
+        // Relaxed: the count carries no data; the RMW sees every sleeper
+        // counted before it (`Shared::try_reserve`), and a sender counted
+        // after it sees the freed slot.
+        let before = self.shared.queued.fetch_sub(1, Relaxed);
+        if before & SLEEPERS == 0 {
+            return;
+        }
+        match &self.shared.wake {
+            Wake::Blocking {
+                space_lock, space, ..
+            } => {
+                // Under the lock: a sleeper holds it from counting itself
+                // to waiting, so the signal cannot fall between.
+                let _asleep = space_lock.lock();
+                space.notify_one();
+            }
+            // A sleeper registered with the `Notify` before counting
+            // itself, so the notification reaches it (or a sender that
+            // registered later and takes the slot instead, passing the
+            // notification on if it does not: N-4).
+            Wake::Async { space, .. } => space.notify_one(),
+        }
+    }
+
+    /// Keys with an entry: held or waited for. A diagnostic (K-6).
+    fn tracked_keys(&mut self) -> usize {
+        self.file();
+        self.core.tracked_keys()
+    }
+}
+
+impl<K: Eq + Hash + Clone, V> Drop for Inbox<K, V> {
+    fn drop(&mut self) {
+        // Relaxed: senders that see CLOSED keep their value; a sender asleep
+        // is woken below, after the lock or the `Notify` orders this write
+        // before its next look.
+        let taken = (self.shared.queued.fetch_or(CLOSED, Relaxed) & COUNT) as usize;
+        // Every slot taken belongs to a message in the core or on its way
+        // to it; wait for the ones still being pushed, so that every queued
+        // value is dropped here, exactly once (K-4). Released envelopes
+        // met on the way are freed early, rather than with the last handle.
+        let mut values: Vec<Box<Envelope<K, V>>> = self.core.clear();
+        loop {
+            let before = values.len();
+            values.extend(self.shared.mail.take_all().filter(|e| !e.released));
+            if values.len() >= taken {
+                break;
+            }
+            if values.len() == before {
+                thread::yield_now(); // a sender between its slot and its push
+            }
+        }
+        match &self.shared.wake {
+            Wake::Blocking {
+                space_lock, space, ..
+            } => {
+                let _asleep = space_lock.lock();
+                space.notify_all();
+            }
+            Wake::Async { space, .. } => space.notify_waiters(),
+        }
+        for mut envelope in values {
+            // SAFETY: a queued envelope's value is present (it leaves only
+            // with a `Message`), and the envelope is freed right after.
+            unsafe { ManuallyDrop::drop(&mut envelope.value) };
+        }
+    }
+}
+
+/// A value reachable only through `&mut`, so a shared reference to its
+/// holder gives no access to it: `Sync` whenever the value is `Send`.
+struct Exclusive<T>(T);
+
+// SAFETY: `Exclusive` exposes its value only through `&mut self`, so two
+// threads can never reach it at once through `&Exclusive`.
+unsafe impl<T: Send> Sync for Exclusive<T> {}
+
+impl<T> Exclusive<T> {
+    fn get_mut(&mut self) -> &mut T {
+        &mut self.0
     }
 }
 
@@ -282,59 +437,74 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
 /// with [`into_value`](Self::into_value)) releases its keys and wakes a
 /// receiver waiting for them. It may outlive every handle of its channel.
 pub struct Message<K: Eq + Hash + Clone, V> {
-    keys: Box<[K]>,
-    /// `None` only inside `into_value`.
-    value: Option<V>,
+    /// Its value is present until the message drops or gives it away.
+    envelope: ManuallyDrop<Box<Envelope<K, V>>>,
     shared: Arc<Shared<K, V>>,
 }
 
 impl<K: Eq + Hash + Clone, V> Message<K, V> {
     /// The value.
     pub fn value(&self) -> &V {
-        self.value
-            .as_ref()
-            .expect("a message holds its value until into_value")
+        &self.envelope.value
     }
 
     /// The value, mutably.
     pub fn value_mut(&mut self) -> &mut V {
-        self.value
-            .as_mut()
-            .expect("a message holds its value until into_value")
+        &mut self.envelope.value
     }
 
     /// The keys the message holds: deduplicated, in first-seen order.
     pub fn keys(&self) -> &[K] {
-        &self.keys
+        self.envelope.keys.as_slice()
     }
 
     /// Takes the value, releasing the keys.
-    pub fn into_value(mut self) -> V {
-        self.value
-            .take()
-            .expect("a message holds its value until into_value")
+    pub fn into_value(self) -> V {
+        let mut this = ManuallyDrop::new(self);
+        // SAFETY: the value is present (a message holds it until now), and
+        // `this` is never dropped, so it is not dropped again.
+        let value = unsafe { ManuallyDrop::take(&mut this.envelope.value) };
+        this.release();
+        // SAFETY: read once; `this` is never dropped, so the `Arc` is not
+        // dropped twice.
+        drop(unsafe { ptr::read(&this.shared) });
+        value
+    }
+
+    /// Hands the envelope (value gone) back for its keys to be released.
+    /// Called once, as the message goes away.
+    fn release(&mut self) {
+        // SAFETY: called once, by `drop` or `into_value`, which never touch
+        // `self.envelope` afterwards.
+        let envelope = unsafe { ManuallyDrop::take(&mut self.envelope) };
+        self.shared.release(envelope);
     }
 }
 
 impl<K: Eq + Hash + Clone, V> Drop for Message<K, V> {
     fn drop(&mut self) {
-        let mut state = self.shared.state.lock();
-        let promoted = state.core.release(&self.keys);
-        let receiver_sleeping = state.receiver_sleeping;
-        drop(state);
-        if promoted > 0 {
-            self.shared.wake.receiver(receiver_sleeping);
+        /// Releases the keys even if the value's `Drop` panics.
+        struct ReleaseGuard<'a, K: Eq + Hash + Clone, V>(&'a mut Message<K, V>);
+        impl<K: Eq + Hash + Clone, V> Drop for ReleaseGuard<'_, K, V> {
+            fn drop(&mut self) {
+                self.0.release();
+            }
         }
-        // The value (if still here) and the keys drop after this, outside
-        // the lock (K-5).
+        let message = ReleaseGuard(self);
+        // The value first, so that what its `Drop` does happens-before the
+        // next message on these keys is received (K-9); no lock is held
+        // (K-5).
+        // SAFETY: the value is present (`into_value` forgets the message
+        // after taking it) and dropped once, here.
+        unsafe { ManuallyDrop::drop(&mut message.0.envelope.value) };
     }
 }
 
 impl<K: Eq + Hash + Clone + fmt::Debug, V: fmt::Debug> fmt::Debug for Message<K, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Message")
-            .field("keys", &self.keys)
-            .field("value", &self.value)
+            .field("keys", &self.keys())
+            .field("value", self.value())
             .finish()
     }
 }

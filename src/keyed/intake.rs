@@ -1,0 +1,221 @@
+//! The lock-free half of the keyed channel: the envelope every message
+//! travels in, and the stack that carries envelopes to the receiver.
+//!
+//! # An envelope's journey
+//!
+//! One allocation per message, owned by exactly one party at a time, so
+//! that only the stacks' head words are ever shared:
+//!
+//! 1. a sender fills it and pushes it onto the channel's stack;
+//! 2. the receiver takes it (with every other envelope pushed so far) into
+//!    its key table, and later hands it out inside a `Message`;
+//! 3. the `Message` reads the value, drops it (or gives it away with
+//!    `into_value`), marks the envelope released and pushes it again;
+//! 4. the receiver takes it, releases its keys and frees it.
+//!
+//! Messages and releases share the one stack, so the receiver takes (and,
+//! before it sleeps, announces itself on) one word, and handles both in
+//! the order they were pushed.
+//!
+//! # The stack
+//!
+//! Treiber's stack with a take-all in place of a pop: pushers swing the
+//! head with a compare-and-swap, the one taker swaps the head with null and
+//! reverses what it took, oldest first. A pusher never reads through the
+//! head it saw, only stores its address in its own envelope, so a head
+//! freed and reallocated in between (ABA) cannot corrupt the list: the CAS
+//! succeeds only if the head is that address now, which is all `next`
+//! records.
+//!
+//! Before it sleeps, the taker swings an empty head to `WAITING` (a
+//! sentinel address no allocation can have). The push that replaces
+//! `WAITING` is the one that wakes it; later pushes land in the batch it
+//! was woken for. Announcement and pushes are read-modify-writes of the one
+//! head word, so they are totally ordered: either the announcement sees a
+//! push (and the taker looks again instead of sleeping) or the push sees
+//! the announcement (and wakes the taker). No fence, and no wake-up while
+//! the taker is busy.
+
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::ptr;
+
+use super::core::KeySet;
+use crate::sync::atomic::{AtomicPtr, Ordering::*};
+use crate::sync::UnsafeCell;
+
+/// One message on its way: its keys, its value, and the link that chains
+/// it in whichever stack holds it.
+pub(super) struct Envelope<K, V> {
+    /// The envelope below this one on a stack. Written by the envelope's
+    /// owner only: the pusher before its CAS publishes the envelope, the
+    /// taker after its swap took it.
+    next: UnsafeCell<*mut Envelope<K, V>>,
+    /// Deduplicated, in first-seen order (K-8).
+    pub(super) keys: KeySet<K>,
+    /// Present from `new` until the `Message` holding the envelope drops
+    /// or takes it; absent once `released`.
+    pub(super) value: ManuallyDrop<V>,
+    /// Set by the `Message` before it pushes the envelope back; written by
+    /// the owner only, and published by the push like the rest.
+    pub(super) released: bool,
+}
+
+// SAFETY: an envelope moves between threads as a whole, owned by one party
+// at a time; `next` (the raw pointer that stops the auto traits) is only
+// accessed by that owner. It holds a `K` and a `V`, so it is `Send` when
+// they are.
+unsafe impl<K: Send, V: Send> Send for Envelope<K, V> {}
+// SAFETY: a shared reference to an envelope reads only `keys` and `value`
+// (a `Message` handing out `&V`); `next` is never touched through one
+// while another thread could.
+unsafe impl<K: Sync, V: Sync> Sync for Envelope<K, V> {}
+
+impl<K, V> Envelope<K, V> {
+    pub(super) fn new(keys: KeySet<K>, value: V) -> Box<Self> {
+        Box::new(Envelope {
+            next: UnsafeCell::new(ptr::null_mut()),
+            keys,
+            value: ManuallyDrop::new(value),
+            released: false,
+        })
+    }
+}
+
+/// The head of an empty stack whose taker waits: non-null and aligned,
+/// and never an allocation's address (nothing is allocated at address
+/// `align_of::<Envelope>()`), so never mistaken for an envelope.
+fn waiting<K, V>() -> *mut Envelope<K, V> {
+    ptr::NonNull::dangling().as_ptr()
+}
+
+/// A stack many threads push envelopes onto and one thread empties at once.
+pub(super) struct Stack<K, V> {
+    head: AtomicPtr<Envelope<K, V>>,
+    /// The stack owns the envelopes it holds.
+    _owns: PhantomData<Box<Envelope<K, V>>>,
+}
+
+// SAFETY: the stack hands envelopes from the pushing thread to the taking
+// one, as a channel does: sending and sharing it need the envelopes to be
+// `Send`, and nothing more (no thread reads an envelope another holds).
+unsafe impl<K: Send, V: Send> Send for Stack<K, V> {}
+// SAFETY: as above; `push` and `take_all` through `&Stack` transfer
+// ownership of whole envelopes, synchronised by the head's CAS and swap.
+unsafe impl<K: Send, V: Send> Sync for Stack<K, V> {}
+
+impl<K, V> Stack<K, V> {
+    pub(super) fn new() -> Self {
+        Stack {
+            head: AtomicPtr::new(ptr::null_mut()),
+            _owns: PhantomData,
+        }
+    }
+
+    /// Pushes `envelope`; returns whether the taker announced it waits,
+    /// and must be woken.
+    pub(super) fn push(&self, envelope: Box<Envelope<K, V>>) -> bool {
+        let envelope = Box::into_raw(envelope);
+        // Relaxed: the value only seeds the CAS, and it is never
+        // dereferenced (the module documentation's ABA argument).
+        let mut head = self.head.load(Relaxed);
+        loop {
+            let below = if head == waiting() {
+                ptr::null_mut()
+            } else {
+                head
+            };
+            // SAFETY: the envelope is ours until the CAS below publishes it.
+            unsafe { (*envelope).next.with_mut(|next| *next = below) };
+            // Release: publishes the envelope's contents and its `next` to
+            // the taker's Acquire swap. Relaxed on failure: the actual head
+            // only seeds the retry.
+            match self
+                .head
+                .compare_exchange_weak(head, envelope, Release, Relaxed)
+            {
+                Ok(_) => return head == waiting(),
+                Err(actual) => head = actual,
+            }
+        }
+    }
+
+    /// Announces that the taker is about to wait: succeeds only if the
+    /// stack is empty, and then the next push wakes the taker.
+    pub(super) fn announce_waiting(&self) -> bool {
+        // Relaxed: the announcement carries no data, and a push that
+        // replaces it (the only reader that matters) is a later RMW of
+        // the same word, ordered by it alone.
+        self.head
+            .compare_exchange(ptr::null_mut(), waiting(), Relaxed, Relaxed)
+            .is_ok()
+    }
+
+    /// Takes every envelope pushed so far, oldest first (and withdraws an
+    /// announcement).
+    pub(super) fn take_all(&self) -> Batch<K, V> {
+        // Acquire: pairs with every push's Release CAS (the swap reads the
+        // last of them), so the envelopes' contents are visible.
+        let mut newest = self.head.swap(ptr::null_mut(), Acquire);
+        if newest == waiting() {
+            newest = ptr::null_mut();
+        }
+        // Reverse the chain (newest first as pushed) into push order.
+        let mut oldest = ptr::null_mut();
+        while !newest.is_null() {
+            // SAFETY: the swap made every envelope in the chain ours; each
+            // is visited once and stays allocated (it is freed only after
+            // `Batch` hands it out as a `Box`).
+            let next = unsafe { (*newest).next.with_mut(|next| ptr::replace(next, oldest)) };
+            oldest = newest;
+            newest = next;
+        }
+        Batch { next: oldest }
+    }
+}
+
+impl<K, V> Drop for Stack<K, V> {
+    fn drop(&mut self) {
+        for mut envelope in self.take_all() {
+            if !envelope.released {
+                // SAFETY: an envelope not released still holds its value,
+                // and it is freed right after.
+                unsafe { ManuallyDrop::drop(&mut envelope.value) };
+            }
+        }
+    }
+}
+
+/// Envelopes taken from a stack, handed out oldest first.
+pub(super) struct Batch<K, V> {
+    next: *mut Envelope<K, V>,
+}
+
+impl<K, V> Iterator for Batch<K, V> {
+    type Item = Box<Envelope<K, V>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next.is_null() {
+            return None;
+        }
+        // SAFETY: the chain belongs to this batch alone (`take_all`
+        // reversed it after the swap); each envelope came from
+        // `Box::into_raw` in `push` and is turned back into a box once.
+        let envelope = unsafe { Box::from_raw(self.next) };
+        self.next = envelope.next.with(|next| {
+            // SAFETY: the envelope is ours (see above).
+            unsafe { *next }
+        });
+        Some(envelope)
+    }
+}
+
+impl<K, V> Drop for Batch<K, V> {
+    fn drop(&mut self) {
+        // A batch given up part way (a key's `Hash` panicked) frees what
+        // is left, leaking the values it still holds.
+        for envelope in self.by_ref() {
+            drop(envelope);
+        }
+    }
+}
