@@ -113,7 +113,9 @@ fn release_races_blocked_recv<F: Flavour>(model: Model) {
 /// Checks: K-1, K-3, K-9.
 #[test]
 fn sync_release_races_blocked_recv() {
-    release_races_blocked_recv::<Blocking>(model!());
+    // Bound 2 in pull requests: its complete run (under a second with
+    // the locked design) runs over a minute since the rework.
+    release_races_blocked_recv::<Blocking>(model!().preemption_bound(2));
 }
 
 /// Checks: K-1, K-3, K-9.
@@ -330,7 +332,9 @@ fn receiver_dropped_while_senders_block<F: Flavour>(model: Model) {
 /// Checks: K-4, K-7.
 #[test]
 fn sync_receiver_dropped_while_senders_block() {
-    receiver_dropped_while_senders_block::<Blocking>(model!());
+    // Bound 2 in pull requests: its complete run (under a second with
+    // the locked design) runs over a minute since the rework.
+    receiver_dropped_while_senders_block::<Blocking>(model!().preemption_bound(2));
 }
 
 /// Checks: K-4, K-7.
@@ -385,7 +389,9 @@ fn capacity_freed_by_a_concurrent_receive<F: Flavour>(model: Model) {
 /// Checks: K-4, K-7, K-9.
 #[test]
 fn sync_capacity_freed_by_a_concurrent_receive() {
-    capacity_freed_by_a_concurrent_receive::<Blocking>(model!());
+    // Bound 2 in pull requests: its complete run (under a second with
+    // the locked design) runs over a minute since the rework.
+    capacity_freed_by_a_concurrent_receive::<Blocking>(model!().preemption_bound(2));
 }
 
 /// Checks: K-4, K-7, K-9.
@@ -513,7 +519,9 @@ fn send_racing_the_receivers_drop<F: Flavour>(model: Model) {
 /// Checks: K-4.
 #[test]
 fn sync_send_racing_the_receivers_drop() {
-    send_racing_the_receivers_drop::<Blocking>(model!());
+    // Bound 2 in pull requests: its complete run (under a second with
+    // the locked design) runs over a minute since the rework.
+    send_racing_the_receivers_drop::<Blocking>(model!().preemption_bound(2));
 }
 
 /// Checks: K-4.
