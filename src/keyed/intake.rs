@@ -80,6 +80,19 @@ impl<K, V> Envelope<K, V> {
             released: false,
         })
     }
+
+    /// Frees the envelope, dropping its value if it still holds one (it
+    /// was never handed out in a `Message`).
+    // Takes the box: freeing the allocation is the point.
+    #[allow(clippy::boxed_local)]
+    pub(super) fn discard(mut self: Box<Self>) {
+        if !self.released {
+            // SAFETY: an envelope not released still holds its value (only
+            // a `Message` takes it, and it then marks the envelope
+            // released); the envelope is freed right after.
+            unsafe { ManuallyDrop::drop(&mut self.value) };
+        }
+    }
 }
 
 /// The head of an empty stack whose taker waits: non-null and aligned,
@@ -176,12 +189,8 @@ impl<K, V> Stack<K, V> {
 
 impl<K, V> Drop for Stack<K, V> {
     fn drop(&mut self) {
-        for mut envelope in self.take_all() {
-            if !envelope.released {
-                // SAFETY: an envelope not released still holds its value,
-                // and it is freed right after.
-                unsafe { ManuallyDrop::drop(&mut envelope.value) };
-            }
+        for envelope in self.take_all() {
+            envelope.discard();
         }
     }
 }

@@ -165,6 +165,38 @@ impl Wake {
             Wake::Async { ready, .. } => ready.notify_one(),
         }
     }
+
+    /// A slot was freed and a sender sleeps for one.
+    fn one_sender(&self) {
+        match self {
+            // Under the lock: a sleeper holds it from counting itself to
+            // waiting, so the signal cannot fall between.
+            Wake::Blocking {
+                space_lock, space, ..
+            } => {
+                let _asleep = space_lock.lock();
+                space.notify_one();
+            }
+            // A sleeper registered with the `Notify` before counting
+            // itself, so the notification reaches it (or a sender that
+            // registered later and takes the slot instead, passing the
+            // notification on if it does not: N-4).
+            Wake::Async { space, .. } => space.notify_one(),
+        }
+    }
+
+    /// The receiver left.
+    fn all_senders(&self) {
+        match self {
+            Wake::Blocking {
+                space_lock, space, ..
+            } => {
+                let _asleep = space_lock.lock();
+                space.notify_all();
+            }
+            Wake::Async { space, .. } => space.notify_waiters(),
+        }
+    }
 }
 
 /// Why a slot could not be taken.
@@ -352,23 +384,8 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
         // counted before it (`Shared::try_reserve`), and a sender counted
         // after it sees the freed slot.
         let before = self.shared.queued.fetch_sub(1, Relaxed);
-        if before & SLEEPERS == 0 {
-            return;
-        }
-        match &self.shared.wake {
-            Wake::Blocking {
-                space_lock, space, ..
-            } => {
-                // Under the lock: a sleeper holds it from counting itself
-                // to waiting, so the signal cannot fall between.
-                let _asleep = space_lock.lock();
-                space.notify_one();
-            }
-            // A sleeper registered with the `Notify` before counting
-            // itself, so the notification reaches it (or a sender that
-            // registered later and takes the slot instead, passing the
-            // notification on if it does not: N-4).
-            Wake::Async { space, .. } => space.notify_one(),
+        if before & SLEEPERS != 0 {
+            self.shared.wake.one_sender();
         }
     }
 
@@ -400,19 +417,9 @@ impl<K: Eq + Hash + Clone, V> Drop for Inbox<K, V> {
                 thread::yield_now(); // a sender between its slot and its push
             }
         }
-        match &self.shared.wake {
-            Wake::Blocking {
-                space_lock, space, ..
-            } => {
-                let _asleep = space_lock.lock();
-                space.notify_all();
-            }
-            Wake::Async { space, .. } => space.notify_waiters(),
-        }
-        for mut envelope in values {
-            // SAFETY: a queued envelope's value is present (it leaves only
-            // with a `Message`), and the envelope is freed right after.
-            unsafe { ManuallyDrop::drop(&mut envelope.value) };
+        self.shared.wake.all_senders();
+        for envelope in values {
+            envelope.discard();
         }
     }
 }
