@@ -124,26 +124,32 @@ def measure(rounds, extra):
 
 def render(data):
     limits = targets()
-    hosts = sorted(data["hosts"])
+    # Hn is a host's label for good: the order it was first recorded in
+    # (BENCHMARKS.md's prose names hosts by it), not the sort order of its
+    # description, which a new host would shift.
+    hosts = sorted(data["hosts"], key=lambda h: (data["hosts"][h].get("label", 1 << 30), h))
     rows = {}
     for h in hosts:
         for group, peers in data["hosts"][h]["results"].items():
             for peer in peers:
                 rows[(group, peer)] = True
     lines = ["Hosts:", ""]
-    for i, h in enumerate(hosts, 1):
+    for h in hosts:
+        i = data["hosts"][h]["label"]
         d = data["hosts"][h]
         runs = d.get("runs") or [{k: d[k] for k in ("when", "commit", "rounds", "command")}]
         made = "; ".join(f"{r['when']}, commit {r['commit']}, {r['rounds']} round(s): `{r['command']}`"
                          for r in runs)
         lines.append(f"- **H{i}**: {d['description']}; {made}. {d.get('note', '')}".rstrip())
-    lines += ["", "| workload | peer | target | " + " | ".join(f"H{i}" for i in range(1, len(hosts) + 1))
+    lines += ["", "| workload | peer | target | "
+              + " | ".join(f"H{data['hosts'][h]['label']}" for h in hosts)
               + " | verdict |",
               "|---|---|---|" + "---|" * len(hosts) + "---|"]
     for (group, peer) in sorted(rows):
         limit = limits.get((group, peer))
         cells, verdicts = [], []
-        for i, h in enumerate(hosts, 1):
+        for h in hosts:
+            i = data["hosts"][h]["label"]
             r = data["hosts"][h]["results"].get(group, {}).get(peer)
             if r is None:
                 cells.append("not measured")
@@ -186,6 +192,8 @@ def main():
     dirty = subprocess.run(["git", "status", "--porcelain", "src", "benches"], cwd=ROOT,
                            capture_output=True, text=True).stdout.strip()
     entry = data["hosts"].get(key, {"results": {}})
+    entry.setdefault("label", 1 + max((d.get("label", 0) for d in data["hosts"].values()),
+                                      default=0))
     if args.only:
         entry["results"].update(table)  # a partial run keeps the other rows
     else:

@@ -5,7 +5,6 @@ use std::fmt;
 use std::hash::Hash;
 use std::time::{Duration, Instant};
 
-use super::core::dedup;
 use super::error::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 use super::{Exclusive, Inbox, Message, Refused, Shared, Wake};
 use crate::park::Parker;
@@ -64,7 +63,7 @@ impl<K: Eq + Hash + Clone, V> SyncSender<K, V> {
     /// no keys never conflict), blocking while the channel is full. Fails,
     /// giving the value back, if the receiver is gone.
     pub fn send(&self, keys: impl IntoIterator<Item = K>, value: V) -> Result<(), SendError<V>> {
-        let keys = dedup(keys);
+        let keys = self.shared.key_set(keys);
         let Wake::Blocking {
             space_lock, space, ..
         } = &self.shared.wake
@@ -107,7 +106,7 @@ impl<K: Eq + Hash + Clone, V> SyncSender<K, V> {
         keys: impl IntoIterator<Item = K>,
         value: V,
     ) -> Result<(), TrySendError<V>> {
-        self.shared.try_send(dedup(keys), value)
+        self.shared.try_send(self.shared.key_set(keys), value)
     }
 }
 

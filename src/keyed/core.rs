@@ -16,14 +16,22 @@
 //!   key's head becomes head of a free key), so a release costs the
 //!   released message's keys plus the keys of the messages it promotes
 //!   (K-6), and no scan of the queue is ever needed.
-//! - A key's entry exists exactly while it is held or waited for (K-6).
+//! - A key's entry exists exactly while it is held or waited for (K-6), so
+//!   a message that finds its key's entry waits, and one that finds none
+//!   reserves the key.
+//! - Every key comes with its hash, computed once by the sender
+//!   (`KeySet::new`): the table never hashes a key, so the receiver, which
+//!   serialises the channel, does no hashing at all, and a key's `Hash`
+//!   never runs on its thread.
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::Hash;
+use std::collections::VecDeque;
+use std::hash::{BuildHasher, Hash};
+
+use hashbrown::hash_table::{Entry, HashTable};
 
 /// What the core queues: anything that knows its (deduplicated) keys.
 pub(crate) trait Keyed<K> {
-    fn keys(&self) -> &[K];
+    fn keys(&self) -> &KeySet<K>;
 }
 
 /// A queued (sent, not yet received) message.
@@ -34,8 +42,12 @@ struct Queued<M> {
     blocked: usize,
 }
 
-#[derive(Default)]
-struct KeyState {
+/// A key's entry in the table: present exactly while the key is held or
+/// waited for.
+struct KeyState<K> {
+    key: K,
+    /// The key's hash, as its sender computed it.
+    hash: u64,
     held: bool,
     /// Queued messages waiting for this key, oldest first.
     waiting: VecDeque<usize>,
@@ -88,45 +100,91 @@ pub(crate) struct Core<K, M> {
     queued: Slab<Queued<M>>,
     /// Messages ready to be received, in the order they became ready.
     ready: VecDeque<usize>,
-    keys: HashMap<K, KeyState>,
+    /// Keyed by the senders' hashes: see `KeySet`.
+    keys: HashTable<KeyState<K>>,
 }
 
-/// A message's keys, without repeats, in first-seen order (K-8). One key,
-/// the common case, is kept inline: no allocation.
+/// A message's keys, without repeats, in first-seen order (K-8), each with
+/// its hash. One key, the common case, is kept inline: no allocation.
 pub(crate) enum KeySet<K> {
-    One(K),
-    Many(Box<[K]>),
+    One { key: K, hash: u64 },
+    Many { keys: Box<[K]>, hashes: Box<[u64]> },
+}
+
+impl<K: Eq + Hash> KeySet<K> {
+    /// `keys` without repeats, in first-seen order (K-8), hashed with
+    /// `hasher` (the channel's own `RandomState`, so that the table stays
+    /// resistant to keys chosen to collide). Runs on the sender's thread.
+    pub(crate) fn new(keys: impl IntoIterator<Item = K>, hasher: &impl BuildHasher) -> Self {
+        let mut keys = keys.into_iter();
+        let Some(first) = keys.next() else {
+            return KeySet::Many {
+                keys: Box::new([]),
+                hashes: Box::new([]),
+            }; // no allocation
+        };
+        let first_hash = hasher.hash_one(&first);
+        let Some(second) = keys.next() else {
+            return KeySet::One {
+                key: first,
+                hash: first_hash,
+            };
+        };
+        let mut unique = Vec::with_capacity(2 + keys.size_hint().0);
+        let mut hashes = Vec::with_capacity(unique.capacity());
+        unique.push(first);
+        hashes.push(first_hash);
+        for key in std::iter::once(second).chain(keys) {
+            let hash = hasher.hash_one(&key);
+            let seen = hashes
+                .iter()
+                .zip(&unique)
+                .any(|(&h, k)| h == hash && *k == key);
+            if !seen {
+                unique.push(key);
+                hashes.push(hash);
+            }
+        }
+        if unique.len() == 1 {
+            return KeySet::One {
+                key: unique.pop().expect("one key"),
+                hash: first_hash,
+            };
+        }
+        KeySet::Many {
+            keys: unique.into_boxed_slice(),
+            hashes: hashes.into_boxed_slice(),
+        }
+    }
 }
 
 impl<K> KeySet<K> {
     pub(crate) fn as_slice(&self) -> &[K] {
         match self {
-            KeySet::One(key) => std::slice::from_ref(key),
-            KeySet::Many(keys) => keys,
+            KeySet::One { key, .. } => std::slice::from_ref(key),
+            KeySet::Many { keys, .. } => keys,
         }
+    }
+
+    /// Each key with its hash.
+    fn hashed(&self) -> impl Iterator<Item = (&K, u64)> {
+        let hashes = match self {
+            KeySet::One { hash, .. } => std::slice::from_ref(hash),
+            KeySet::Many { hashes, .. } => hashes,
+        };
+        self.as_slice().iter().zip(hashes.iter().copied())
     }
 }
 
-/// `keys` without repeats, in first-seen order (K-8).
-pub(crate) fn dedup<K: Eq>(keys: impl IntoIterator<Item = K>) -> KeySet<K> {
-    let mut keys = keys.into_iter();
-    let Some(first) = keys.next() else {
-        return KeySet::Many(Box::new([])); // no allocation
-    };
-    let Some(second) = keys.next() else {
-        return KeySet::One(first);
-    };
-    let mut unique = Vec::with_capacity(2 + keys.size_hint().0);
-    unique.push(first);
-    for key in std::iter::once(second).chain(keys) {
-        if !unique.contains(&key) {
-            unique.push(key);
-        }
-    }
-    if unique.len() == 1 {
-        return KeySet::One(unique.pop().expect("one key"));
-    }
-    KeySet::Many(unique.into_boxed_slice())
+/// Finds `key`'s entry among those with its hash.
+fn is<K: Eq>(key: &K) -> impl Fn(&KeyState<K>) -> bool + '_ {
+    move |state| state.key == *key
+}
+
+/// The hash the table files an entry under (and rehashes it by, when it
+/// grows): the sender's.
+fn hash_of<K>(state: &KeyState<K>) -> u64 {
+    state.hash
 }
 
 impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
@@ -134,7 +192,7 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         Core {
             queued: Slab::new(),
             ready: VecDeque::new(),
-            keys: HashMap::new(),
+            keys: HashTable::new(),
         }
     }
 
@@ -165,14 +223,24 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         });
         let queued = self.queued.get_mut(index);
         let mut reserved = 0;
-        for key in queued.message.keys() {
-            let state = self.keys.entry(key.clone()).or_default();
-            if state.held || !state.waiting.is_empty() {
-                state.waiting.push_back(index);
-                queued.blocked += 1;
-            } else {
-                state.held = true; // reserved (K-1)
-                reserved += 1;
+        for (key, hash) in queued.message.keys().hashed() {
+            match self.keys.entry(hash, is(key), hash_of) {
+                // Held, or waited for by an earlier message: wait behind it.
+                Entry::Occupied(mut entry) => {
+                    let state = entry.get_mut();
+                    debug_assert!(state.held || !state.waiting.is_empty(), "a stale entry");
+                    state.waiting.push_back(index);
+                    queued.blocked += 1;
+                }
+                Entry::Vacant(entry) => {
+                    entry.insert(KeyState {
+                        key: key.clone(),
+                        hash,
+                        held: true, // reserved (K-1)
+                        waiting: VecDeque::new(),
+                    });
+                    reserved += 1;
+                }
             }
         }
         if queued.blocked == 0 {
@@ -180,8 +248,8 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
             return true;
         }
         if reserved > 0 {
-            for key in queued.message.keys() {
-                let state = self.keys.get_mut(key).expect("entered above");
+            for (key, hash) in queued.message.keys().hashed() {
+                let state = self.keys.find_mut(hash, is(key)).expect("entered above");
                 if state.held && state.waiting.is_empty() {
                     // Reserved above: free, and this message heads its queue.
                     state.held = false;
@@ -201,20 +269,18 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
 
     /// Releases the keys a received message held; returns how many waiting
     /// messages became ready.
-    pub(crate) fn release(&mut self, keys: &[K]) -> usize {
+    pub(crate) fn release(&mut self, keys: &KeySet<K>) -> usize {
         let mut promoted = 0;
-        for key in keys {
-            // Removed at once (one lookup): with nobody waiting the key is
-            // done (K-6); otherwise it goes back, free, for its waiters.
-            let Some((key, mut state)) = self.keys.remove_entry(key) else {
+        for (key, hash) in keys.hashed() {
+            let Ok(mut entry) = self.keys.find_entry(hash, is(key)) else {
                 continue;
             };
-            debug_assert!(state.held, "released a key nobody held");
-            let Some(&head) = state.waiting.front() else {
+            debug_assert!(entry.get().held, "released a key nobody held");
+            let Some(&head) = entry.get().waiting.front() else {
+                entry.remove(); // nobody waits: the key is done (K-6)
                 continue;
             };
-            state.held = false;
-            self.keys.insert(key, state);
+            entry.get_mut().held = false;
             let head_message = self.queued.get_mut(head);
             head_message.blocked -= 1;
             if head_message.blocked == 0 {
@@ -229,8 +295,11 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
     /// keys' queues with every key free, ready: it takes its keys.
     fn promote(&mut self, index: usize) {
         let queued = self.queued.slots[index].as_ref().expect("a queued message");
-        for key in queued.message.keys() {
-            let state = self.keys.get_mut(key).expect("a waiting message's key");
+        for (key, hash) in queued.message.keys().hashed() {
+            let state = self
+                .keys
+                .find_mut(hash, is(key))
+                .expect("a waiting message's key");
             let head = state.waiting.pop_front();
             debug_assert_eq!(head, Some(index), "promoted a message not at the head");
             debug_assert!(!state.held, "promoted onto a held key");

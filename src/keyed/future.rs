@@ -8,7 +8,6 @@ use std::fmt;
 use std::hash::Hash;
 use std::pin::pin;
 
-use super::core::dedup;
 use super::error::{RecvError, SendError, TryRecvError, TrySendError};
 use super::{Exclusive, Inbox, Message, Refused, Shared, Wake};
 use crate::notify::Notify;
@@ -88,7 +87,7 @@ impl<K: Eq + Hash + Clone, V> Sender<K, V> {
         value: V,
     ) -> Result<(), SendError<V>> {
         let (_, space) = notifies(&self.shared);
-        let keys = dedup(keys);
+        let keys = self.shared.key_set(keys);
         loop {
             match self.shared.try_reserve(false) {
                 Ok(()) => break,
@@ -120,7 +119,7 @@ impl<K: Eq + Hash + Clone, V> Sender<K, V> {
         keys: impl IntoIterator<Item = K>,
         value: V,
     ) -> Result<(), TrySendError<V>> {
-        self.shared.try_send(dedup(keys), value)
+        self.shared.try_send(self.shared.key_set(keys), value)
     }
 }
 

@@ -221,8 +221,8 @@ impl<K, V> Iterator for Batch<K, V> {
 
 impl<K, V> Drop for Batch<K, V> {
     fn drop(&mut self) {
-        // A batch given up part way (a key's `Hash` panicked) frees what
-        // is left, leaking the values it still holds.
+        // A batch given up part way (a key's `Eq` or `Clone` panicked)
+        // frees what is left, leaking the values it still holds.
         for envelope in self.by_ref() {
             drop(envelope);
         }

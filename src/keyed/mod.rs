@@ -50,9 +50,13 @@
 //!   `send` or `recv` loses no message and leaks no capacity.
 //! - **No lock around user code**: sends, receives and releases take no
 //!   lock at all; a value's `Drop` and wakers run with no lock of the
-//!   channel held, so either may use the channel (K-5). Keys' `Hash`,
-//!   `Eq`, `Clone` and `Drop` run on the receiver's thread, inside its
-//!   calls (`recv`, `try_recv`, `recv_timeout`, dropping it).
+//!   channel held, so either may use the channel (K-5). A key's `Hash`
+//!   runs once, on its sender's thread inside `send` or `try_send` (as
+//!   does `Eq` between the keys of one message); its `Eq` against other
+//!   messages' keys, its `Clone` and its `Drop` run on the receiver's
+//!   thread, inside its calls (`recv`, `try_recv`, `recv_timeout`,
+//!   dropping it). A `Hash` that panics panics in `send`, before the
+//!   message takes a slot.
 //! - **Cost**: a send, a receive and a release each cost O(keys of the
 //!   message) expected (a release also pays for the messages it makes
 //!   ready), never a scan of the queue; memory is O(queued messages + held
@@ -62,7 +66,9 @@
 //! # How it works
 //!
 //! Only the receiver touches the key table (`core.rs`), so it needs no
-//! lock. Senders push their message, in an envelope, onto a lock-free
+//! lock; senders hash their keys (with the channel's own `RandomState`)
+//! before they send, so the receiver, which every message goes through,
+//! never hashes. Senders push their message, in an envelope, onto a lock-free
 //! stack; a dropped `Message` pushes its emptied envelope back onto the
 //! same stack (`intake.rs`). Each receive takes the whole stack, releases
 //! keys and files new messages in the order they were pushed, and hands
@@ -98,6 +104,7 @@ pub mod error;
 mod future;
 mod intake;
 
+use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::Hash;
 use std::mem::ManuallyDrop;
@@ -108,7 +115,7 @@ use self::intake::{Envelope, Stack};
 use crate::notify::Notify;
 use crate::park::Unparker;
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
-use crate::sync::{thread, Arc, Condvar, Mutex};
+use crate::sync::{thread, Arc, CachePadded, Condvar, Mutex};
 
 pub use blocking::{sync_channel, SyncReceiver, SyncSender};
 pub use future::{channel, Receiver, Sender};
@@ -124,18 +131,26 @@ const SLEEPERS: u64 = ((1 << 31) - 1) << 32;
 const CLOSED: u64 = 1 << 63;
 
 /// What both flavours share. Senders and releasers only push onto the
-/// stacks and count; the key table belongs to the receiver (`Inbox`).
+/// stack and count; the key table belongs to the receiver (`Inbox`).
+///
+/// The two words every message writes (`queued`, and the stack's head) sit
+/// on cache lines of their own, apart from each other, from the `Arc`'s
+/// counts (which the receiver writes per message) and from the fields
+/// every sender only reads.
 struct Shared<K, V> {
     /// See `COUNT`, `SLEEPERS` and `CLOSED`.
-    queued: AtomicU64,
+    queued: CachePadded<AtomicU64>,
     /// At most `COUNT`.
     capacity: u64,
     /// Live sender handles.
     senders: AtomicUsize,
     /// Sent messages, and released envelopes of dropped ones, for the
     /// receiver to file.
-    mail: Stack<K, V>,
+    mail: CachePadded<Stack<K, V>>,
     wake: Wake,
+    /// Hashes every key once, on its sender's thread (`KeySet::new`);
+    /// random per channel, so that nobody can choose keys that collide.
+    hasher: RandomState,
 }
 
 /// How a flavour's waiters wait: the sync receiver on a `Parker`, sync
@@ -212,13 +227,14 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
             "a keyed channel needs a capacity of at least 1, got 0"
         );
         Arc::new(Shared {
-            queued: AtomicU64::new(0),
+            queued: CachePadded(AtomicU64::new(0)),
             // More than 2^32 - 1 messages cannot be queued in memory anyway
             // (each takes an allocation); the bound acts as no bound.
             capacity: u64::try_from(capacity).map_or(COUNT, |c| c.min(COUNT)),
             senders: AtomicUsize::new(1),
-            mail: Stack::new(),
+            mail: CachePadded(Stack::new()),
             wake,
+            hasher: RandomState::new(),
         })
     }
 
@@ -257,6 +273,11 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
         // Relaxed: the count only gates the receiver's signal; a stale one
         // costs a needless signal.
         self.queued.fetch_sub(SLEEPER, Relaxed);
+    }
+
+    /// A message's keys, deduplicated and hashed, ready to send.
+    fn key_set(&self, keys: impl IntoIterator<Item = K>) -> KeySet<K> {
+        KeySet::new(keys, &self.hasher)
     }
 
     /// Sends into a slot taken by `try_reserve`.
@@ -302,8 +323,8 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
 }
 
 impl<K, V> Keyed<K> for Box<Envelope<K, V>> {
-    fn keys(&self) -> &[K] {
-        self.keys.as_slice()
+    fn keys(&self) -> &KeySet<K> {
+        &self.keys
     }
 }
 
@@ -327,7 +348,7 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     fn file(&mut self) {
         for envelope in self.shared.mail.take_all() {
             if envelope.released {
-                self.core.release(envelope.keys.as_slice());
+                self.core.release(&envelope.keys);
                 // Freed with its keys; its value went with its `Message`.
             } else {
                 self.core.push(envelope);

@@ -51,32 +51,21 @@ use std::mem::MaybeUninit;
 use super::index::{distance, pack, steal_count, unpack};
 use super::Inject;
 use crate::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
-use crate::sync::{Arc, UnsafeCell};
+use crate::sync::{Arc, CachePadded, UnsafeCell};
 
 const DEFAULT_CAPACITY: usize = 256;
 /// Distances between indices must stay below `2^31` for wrapping
 /// comparison to be exact.
 const MAX_CAPACITY: usize = 1 << 31;
 
+/// `head` (CAS'd by the owner and every stealer), `tail` (written by the
+/// owner) and the read-only fields sit on separate cache lines, as in st3
+/// and crossbeam-deque.
 struct Ring<T> {
     head: CachePadded<AtomicU64>,
     tail: CachePadded<AtomicU32>,
     mask: u32,
     slots: Box<[UnsafeCell<MaybeUninit<T>>]>,
-}
-
-/// Keeps `head` (CAS'd by the owner and every stealer), `tail` (written by
-/// the owner) and the read-only fields on separate cache lines, as st3 and
-/// crossbeam-deque do: 128 bytes, because x86's adjacent-line prefetcher
-/// pulls cache lines in pairs.
-#[repr(align(128))]
-struct CachePadded<T>(T);
-
-impl<T> std::ops::Deref for CachePadded<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
 }
 
 // SAFETY: the ring moves `T`s between threads (so `T: Send`), and its

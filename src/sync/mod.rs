@@ -74,6 +74,20 @@ pub use backend::{
     atomic, spin_loop, thread, thread_local, Arc, Condvar, Mutex, MutexGuard, UnsafeCell,
 };
 
+/// Keeps a value on cache lines of its own, so that writes to it do not
+/// invalidate its neighbours in other cores' caches (false sharing): 128
+/// bytes, because x86's adjacent-line prefetcher pulls lines in pairs (as
+/// crossbeam-utils' and st3's do). Layout only: it models nothing.
+#[repr(align(128))]
+pub(crate) struct CachePadded<T>(pub(crate) T);
+
+impl<T> std::ops::Deref for CachePadded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// The name of the active backend (`"std"`, `"loom"` or `"shuttle"`), as the
 /// model harness prints it.
 pub const BACKEND: &str = backend::NAME;
