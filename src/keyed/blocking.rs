@@ -27,7 +27,7 @@ pub fn sync_channel<K: Eq + Hash + Clone, V>(
     capacity: usize,
 ) -> (SyncSender<K, V>, SyncReceiver<K, V>) {
     let parker = Parker::new();
-    let shared = Shared::new(
+    let (shared, reader) = Shared::new(
         capacity,
         Wake::Blocking {
             receiver: parker.unparker().clone(),
@@ -40,7 +40,7 @@ pub fn sync_channel<K: Eq + Hash + Clone, V>(
             shared: shared.clone(),
         },
         SyncReceiver {
-            inbox: Exclusive(Inbox::new(shared)),
+            inbox: Exclusive(Inbox::new(shared, reader)),
             parker: Exclusive(parker),
         },
     )

@@ -118,10 +118,7 @@ impl<K: Eq + Hash> KeySet<K> {
     pub(crate) fn new(keys: impl IntoIterator<Item = K>, hasher: &impl BuildHasher) -> Self {
         let mut keys = keys.into_iter();
         let Some(first) = keys.next() else {
-            return KeySet::Many {
-                keys: Box::new([]),
-                hashes: Box::new([]),
-            }; // no allocation
+            return KeySet::empty();
         };
         let first_hash = hasher.hash_one(&first);
         let Some(second) = keys.next() else {
@@ -159,6 +156,14 @@ impl<K: Eq + Hash> KeySet<K> {
 }
 
 impl<K> KeySet<K> {
+    /// No keys (no allocation).
+    pub(crate) fn empty() -> Self {
+        KeySet::Many {
+            keys: Box::new([]),
+            hashes: Box::new([]),
+        }
+    }
+
     pub(crate) fn as_slice(&self) -> &[K] {
         match self {
             KeySet::One { key, .. } => std::slice::from_ref(key),

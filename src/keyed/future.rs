@@ -19,7 +19,7 @@ use crate::sync::Arc;
 /// # Panics
 /// If `capacity` is 0.
 pub fn channel<K: Eq + Hash + Clone, V>(capacity: usize) -> (Sender<K, V>, Receiver<K, V>) {
-    let shared = Shared::new(
+    let (shared, reader) = Shared::new(
         capacity,
         Wake::Async {
             ready: Notify::new(),
@@ -31,7 +31,7 @@ pub fn channel<K: Eq + Hash + Clone, V>(capacity: usize) -> (Sender<K, V>, Recei
             shared: shared.clone(),
         },
         Receiver {
-            inbox: Exclusive(Inbox::new(shared)),
+            inbox: Exclusive(Inbox::new(shared, reader)),
             streak: 0,
         },
     )

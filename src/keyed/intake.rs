@@ -1,21 +1,21 @@
-//! The lock-free half of the keyed channel: the envelope every message
-//! travels in, and the stack that carries envelopes to the receiver.
+//! The envelope a received message lives in, and the stack that carries
+//! envelopes of dropped messages back to the receiver.
 //!
 //! # An envelope's journey
 //!
-//! One allocation per message, owned by exactly one party at a time, so
-//! that only the stacks' head words are ever shared:
+//! One allocation per message the receiver is holding or has handed out,
+//! owned by exactly one party at a time, so that only the stack's head
+//! word is ever shared:
 //!
-//! 1. a sender fills it and pushes it onto the channel's stack;
-//! 2. the receiver takes it (with every other envelope pushed so far) into
-//!    its key table, and later hands it out inside a `Message`;
-//! 3. the `Message` reads the value, drops it (or gives it away with
-//!    `into_value`), marks the envelope released and pushes it again;
-//! 4. the receiver takes it, releases its keys and frees it.
-//!
-//! Messages and releases share the one stack, so the receiver takes (and,
-//! before it sleeps, announces itself on) one word, and handles both in
-//! the order they were pushed.
+//! 1. the receiver takes a sent message from its slot (`slots.rs`) and
+//!    puts it into an envelope (one kept from an earlier message, if it
+//!    has one), which its key table queues and later hands out inside a
+//!    `Message`;
+//! 2. the `Message` reads the value, drops it (or gives it away with
+//!    `into_value`), marks the envelope released and pushes it onto the
+//!    stack;
+//! 3. the receiver takes it, releases its keys, and keeps it for a later
+//!    message (or frees it).
 //!
 //! # The stack
 //!
@@ -53,8 +53,8 @@ pub(super) struct Envelope<K, V> {
     next: UnsafeCell<*mut Envelope<K, V>>,
     /// Deduplicated, in first-seen order (K-8).
     pub(super) keys: KeySet<K>,
-    /// Present from `new` until the `Message` holding the envelope drops
-    /// or takes it; absent once `released`.
+    /// Present from `new` (or `refill`) until the `Message` holding the
+    /// envelope drops or takes it; absent once `released`.
     pub(super) value: ManuallyDrop<V>,
     /// Set by the `Message` before it pushes the envelope back; written by
     /// the owner only, and published by the push like the rest.
@@ -79,6 +79,20 @@ impl<K, V> Envelope<K, V> {
             value: ManuallyDrop::new(value),
             released: false,
         })
+    }
+
+    /// Carries a new message: a released envelope, kept by the receiver.
+    pub(super) fn refill(&mut self, keys: KeySet<K>, value: V) {
+        debug_assert!(self.released, "refilled an envelope still in use");
+        self.keys = keys;
+        self.value = ManuallyDrop::new(value);
+        self.released = false;
+    }
+
+    /// Drops the keys of a released envelope (its key table entries are
+    /// gone), so that keys are not kept alive by a spare envelope.
+    pub(super) fn empty_keys(&mut self) {
+        self.keys = KeySet::empty();
     }
 
     /// Frees the envelope, dropping its value if it still holds one (it
@@ -222,7 +236,7 @@ impl<K, V> Iterator for Batch<K, V> {
 impl<K, V> Drop for Batch<K, V> {
     fn drop(&mut self) {
         // A batch given up part way (a key's `Eq` or `Clone` panicked)
-        // frees what is left, leaking the values it still holds.
+        // frees what is left (released envelopes: no values).
         for envelope in self.by_ref() {
             drop(envelope);
         }

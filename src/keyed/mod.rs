@@ -68,15 +68,18 @@
 //! Only the receiver touches the key table (`core.rs`), so it needs no
 //! lock; senders hash their keys (with the channel's own `RandomState`)
 //! before they send, so the receiver, which every message goes through,
-//! never hashes. Senders push their message, in an envelope, onto a lock-free
-//! stack; a dropped `Message` pushes its emptied envelope back onto the
-//! same stack (`intake.rs`). Each receive takes the whole stack, releases
-//! keys and files new messages in the order they were pushed, and hands
-//! out the oldest ready message. One atomic word counts the messages sent
-//! and not yet received (the capacity) and the sync senders asleep for
-//! room. A receiver about to sleep announces it on the stack, and the
-//! first push after that wakes it; a receive wakes a sender waiting for
-//! room.
+//! never hashes. A sender takes the next place in a linked list of blocks
+//! of slots and writes its message there (`slots.rs`: no allocation per
+//! message, and the receiver reads consecutive slots); a dropped `Message`
+//! pushes its emptied envelope onto a lock-free stack (`intake.rs`). Each
+//! receive takes the whole stack and releases those keys, files every
+//! message written since its last look (in the order the messages took
+//! their places), and hands out the oldest ready message in an envelope
+//! (kept from a released message when it has one). One atomic word counts
+//! the messages sent and not yet received (the capacity) and the senders
+//! asleep for room. A receiver about to sleep announces it on the stack
+//! and on the slot it waits for; the next release, or the writer of that
+//! slot, wakes it. A receive wakes a sender waiting for room.
 //!
 //! Not promised: any order between messages with no key in common, beyond
 //! "ready first, received first"; fairness among senders blocked on a full
@@ -89,20 +92,26 @@
 //! async `recv` that has completed 128 times in a row without waiting
 //! yields to the executor once (as tokio's channels do under its
 //! cooperative budget), so that senders it woke can run on its thread.
-//! Dropping
-//! the receiver waits (yielding) for sends that took a slot and have not
-//! yet pushed their message, so that it drops every queued value itself.
+//! Dropping the receiver waits (yielding) for sends that took a slot and
+//! have not yet written their message, so that it drops every queued
+//! value itself. One more short wait, in either flavour: once per 31
+//! messages, the sender that takes a block's last place installs the next
+//! block, and a sender that arrives meanwhile yields its thread until
+//! that is done (a few instructions, unless the installing thread is
+//! preempted), as crossbeam-channel's senders do.
 //!
 //! `capacity` bounds the messages sent and not yet received; received
 //! messages that still hold their keys do not count. A capacity of 0
-//! panics; one above 2^32 - 1 acts as 2^32 - 1 (more messages than that
-//! cannot be queued in memory: each is an allocation).
+//! panics; one above 2^32 - 1 acts as 2^32 - 1 (the count shares its word
+//! with the count of sleeping senders). Nothing is allocated up front:
+//! memory follows the messages queued, whatever the capacity.
 
 mod blocking;
 mod core;
 pub mod error;
 mod future;
 mod intake;
+mod slots;
 
 use std::collections::hash_map::RandomState;
 use std::fmt;
@@ -112,6 +121,7 @@ use std::ptr;
 
 use self::core::{Core, KeySet, Keyed};
 use self::intake::{Envelope, Stack};
+use self::slots::{Reader, Slots};
 use crate::notify::Notify;
 use crate::park::Unparker;
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
@@ -130,13 +140,13 @@ const SLEEPER: u64 = 1 << 32;
 const SLEEPERS: u64 = ((1 << 31) - 1) << 32;
 const CLOSED: u64 = 1 << 63;
 
-/// What both flavours share. Senders and releasers only push onto the
-/// stack and count; the key table belongs to the receiver (`Inbox`).
+/// What both flavours share. Senders and releasers only append and count;
+/// the key table belongs to the receiver (`Inbox`).
 ///
-/// The two words every message writes (`queued`, and the stack's head) sit
-/// on cache lines of their own, apart from each other, from the `Arc`'s
-/// counts (which the receiver writes per message) and from the fields
-/// every sender only reads.
+/// The words every message writes (`queued`, the slots' `tail`, the
+/// release stack's head) sit on cache lines of their own, apart from each
+/// other, from the `Arc`'s counts (which the receiver writes per message)
+/// and from the fields every sender only reads.
 struct Shared<K, V> {
     /// See `COUNT`, `SLEEPERS` and `CLOSED`.
     queued: CachePadded<AtomicU64>,
@@ -144,9 +154,12 @@ struct Shared<K, V> {
     capacity: u64,
     /// Live sender handles.
     senders: AtomicUsize,
-    /// Sent messages, and released envelopes of dropped ones, for the
+    /// Sent messages, in the order they took their places, for the
     /// receiver to file.
-    mail: CachePadded<Stack<K, V>>,
+    slots: Slots<K, V>,
+    /// Envelopes of dropped messages, for the receiver to release their
+    /// keys.
+    released: CachePadded<Stack<K, V>>,
     wake: Wake,
     /// Hashes every key once, on its sender's thread (`KeySet::new`);
     /// random per channel, so that nobody can choose keys that collide.
@@ -221,29 +234,33 @@ enum Refused {
 }
 
 impl<K: Eq + Hash + Clone, V> Shared<K, V> {
-    fn new(capacity: usize, wake: Wake) -> Arc<Self> {
+    /// The shared state, and the receiver's side of its slots.
+    fn new(capacity: usize, wake: Wake) -> (Arc<Self>, Reader<K, V>) {
         assert!(
             capacity > 0,
             "a keyed channel needs a capacity of at least 1, got 0"
         );
-        Arc::new(Shared {
+        let (slots, reader) = slots::new();
+        let shared = Arc::new(Shared {
             queued: CachePadded(AtomicU64::new(0)),
             // More than 2^32 - 1 messages cannot be queued in memory anyway
             // (each takes an allocation); the bound acts as no bound.
             capacity: u64::try_from(capacity).map_or(COUNT, |c| c.min(COUNT)),
             senders: AtomicUsize::new(1),
-            mail: CachePadded(Stack::new()),
+            slots,
+            released: CachePadded(Stack::new()),
             wake,
             hasher: RandomState::new(),
-        })
+        });
+        (shared, reader)
     }
 
     /// Takes a slot for a message if the channel has room. If it is full
     /// and `as_sleeper`, counts the caller among the sleeping senders
     /// instead, in the same step, and still answers `Full`.
     fn try_reserve(&self, as_sleeper: bool) -> Result<(), Refused> {
-        // Relaxed: the count carries no data (the stack publishes
-        // the message); it only has to be exact, which the CAS makes it.
+        // Relaxed: the count carries no data (the slot publishes the
+        // message); it only has to be exact, which the CAS makes it.
         let mut queued = self.queued.load(Relaxed);
         loop {
             if queued & CLOSED != 0 {
@@ -282,7 +299,7 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
 
     /// Sends into a slot taken by `try_reserve`.
     fn push(&self, keys: KeySet<K>, value: V) {
-        if self.mail.push(Envelope::new(keys, value)) {
+        if self.slots.push((keys, value)) {
             self.wake.receiver();
         }
     }
@@ -316,7 +333,7 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
     /// A dropped message's envelope, value gone, back to the receiver.
     fn release(&self, mut envelope: Box<Envelope<K, V>>) {
         envelope.released = true;
-        if self.mail.push(envelope) {
+        if self.released.push(envelope) {
             self.wake.receiver();
         }
     }
@@ -328,31 +345,53 @@ impl<K, V> Keyed<K> for Box<Envelope<K, V>> {
     }
 }
 
-/// The receiver's half: the key table, which nobody else touches. Both
-/// flavours' receivers wrap one.
+/// Released envelopes the receiver keeps for new messages, at most.
+const SPARE_ENVELOPES: usize = 64;
+
+/// The receiver's half: the key table and the reading end of the slots,
+/// which nobody else touches. Both flavours' receivers wrap one.
 struct Inbox<K: Eq + Hash + Clone, V> {
     shared: Arc<Shared<K, V>>,
     core: Core<K, Box<Envelope<K, V>>>,
+    reader: Reader<K, V>,
+    /// Released envelopes, emptied, for the next messages filed: in the
+    /// steady state no message costs an allocation.
+    spare: Vec<Box<Envelope<K, V>>>,
 }
 
 impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
-    fn new(shared: Arc<Shared<K, V>>) -> Self {
+    fn new(shared: Arc<Shared<K, V>>, reader: Reader<K, V>) -> Self {
         Inbox {
             shared,
             core: Core::new(),
+            reader,
+            spare: Vec::new(),
         }
     }
 
-    /// Brings the key table up to date: releases and new messages, in the
-    /// order they were pushed.
+    /// Brings the key table up to date: every release so far, then every
+    /// message written so far, in the order the messages took their places.
+    /// (Releases first: a message on a key just released is then ready at
+    /// once rather than promoted; either way it is ready.)
     fn file(&mut self) {
-        for envelope in self.shared.mail.take_all() {
-            if envelope.released {
-                self.core.release(&envelope.keys);
-                // Freed with its keys; its value went with its `Message`.
-            } else {
-                self.core.push(envelope);
+        for mut envelope in self.shared.released.take_all() {
+            self.core.release(&envelope.keys);
+            // Its value went with its `Message`; its keys go now, and the
+            // envelope carries the next message.
+            if self.spare.len() < SPARE_ENVELOPES {
+                envelope.empty_keys();
+                self.spare.push(envelope);
             }
+        }
+        while let Some((keys, value)) = self.reader.pop() {
+            let envelope = match self.spare.pop() {
+                Some(mut envelope) => {
+                    envelope.refill(keys, value);
+                    envelope
+                }
+                None => Envelope::new(keys, value),
+            };
+            self.core.push(envelope);
         }
     }
 
@@ -362,8 +401,8 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
         self.file();
         if !self.core.has_ready() {
             // Acquire: if every sender is gone, every message they sent is
-            // on the stack by now (`drop_sender`), so file once more
-            // before calling it final.
+            // written by now (`drop_sender`), so file once more before
+            // calling it final.
             if self.shared.senders.load(Acquire) != 0 {
                 return Err(self.why_empty(false));
             }
@@ -393,9 +432,11 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
 
     /// Announces that the receiver is about to wait; false if something
     /// arrived since its last look (then it looks again instead). After a
-    /// true answer, the next push or release wakes it.
+    /// true answer, the next release and the writer of the next message
+    /// wake it. (If only the first announcement holds, it stands until the
+    /// next look withdraws it: at worst one needless wake-up.)
     fn announce_waiting(&self) -> bool {
-        self.shared.mail.announce_waiting()
+        self.shared.released.announce_waiting() && self.reader.announce_waiting()
     }
 
     /// Frees the slot of a message just received, waking a sender that
@@ -424,22 +465,24 @@ impl<K: Eq + Hash + Clone, V> Drop for Inbox<K, V> {
         // before its next look.
         let taken = (self.shared.queued.fetch_or(CLOSED, Relaxed) & COUNT) as usize;
         // Every slot taken belongs to a message in the core or on its way
-        // to it; wait for the ones still being pushed, so that every queued
-        // value is dropped here, exactly once (K-4). Released envelopes
-        // met on the way are freed early, rather than with the last handle.
-        let mut values: Vec<Box<Envelope<K, V>>> = self.core.clear();
-        loop {
-            let before = values.len();
-            values.extend(self.shared.mail.take_all().filter(|e| !e.released));
-            if values.len() >= taken {
-                break;
-            }
-            if values.len() == before {
-                thread::yield_now(); // a sender between its slot and its push
+        // to it; wait for the ones still being written, so that every
+        // queued value is dropped here, exactly once (K-4), and the reader
+        // frees its last block with no writer left in it.
+        let filed: Vec<Box<Envelope<K, V>>> = self.core.clear();
+        let mut written = Vec::new();
+        while filed.len() + written.len() < taken {
+            match self.reader.pop() {
+                Some(message) => written.push(message),
+                None => thread::yield_now(), // a sender between its slot and its write
             }
         }
         self.shared.wake.all_senders();
-        for envelope in values {
+        for envelope in filed {
+            envelope.discard();
+        }
+        drop(written);
+        // Released envelopes are freed now rather than with the last handle.
+        for envelope in self.shared.released.take_all() {
             envelope.discard();
         }
     }

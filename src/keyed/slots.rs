@@ -1,0 +1,281 @@
+//! The senders' queue: sent messages, in the order they took their
+//! places, on their way to the receiver.
+//!
+//! # The list of blocks
+//!
+//! A linked list of blocks of `BLOCK_CAP` slots each, in the design of
+//! crossbeam-channel's unbounded `list` flavour, cut down to one reader:
+//! a sender claims the next position with a compare-and-swap of `tail`,
+//! writes its message into the slot and sets the slot's `WRITTEN` bit; the
+//! receiver reads the slots in position order, each once its bit is set,
+//! and frees a block when it has read its last slot. Memory follows the
+//! queue: nothing is allocated up front (a capacity of 2^32 - 1 costs
+//! nothing until it is used), one block is allocated per `BLOCK_CAP`
+//! messages, and neither senders nor the receiver allocate per message.
+//! The receiver reads consecutive slots, which the prefetcher follows,
+//! rather than chasing one pointer per message.
+//!
+//! `tail` counts positions: each block covers `LAP` of them, the last of
+//! which (offset `BLOCK_CAP`) is no slot but marks "the next block is being
+//! installed". The sender that claims a block's last slot installs the
+//! next block before it writes its message: it stores the new block in
+//! `tail_block` and its block's `next`, then moves `tail` past the marker.
+//! Senders that meet the marker wait for that (yielding); they never look
+//! inside a block before their claim succeeds.
+//!
+//! # Why a block can be freed when its last slot is read
+//!
+//! A sender's claim succeeds only if `tail` still holds the position it
+//! read, so the block it read after that position (`tail_block`, made
+//! visible by the `Acquire` that read the position) is the block the
+//! position lies in. It then touches only its own slot, and last of all
+//! its slot's state word. The receiver reads every slot of a block, each
+//! after an `Acquire` load that sees its `WRITTEN` bit, so every sender's
+//! accesses to the block happen-before the receiver frees it; and the
+//! installer stored `next` before it wrote the last slot, so the receiver
+//! finds `next` when it is done with the block. Senders whose claim
+//! failed never dereferenced the block at all.
+//!
+//! # Waking the receiver
+//!
+//! Before it sleeps, the receiver marks the slot it waits for (the next
+//! one to read) `WAITING`, with a compare-and-swap that fails if the slot
+//! is already written; the sender that writes the slot sets `WRITTEN` with
+//! a read-modify-write, sees the mark, and wakes the receiver. One word
+//! per slot and two totally ordered read-modify-writes: either the mark
+//! fails (look again) or the writer sees it. No fence, and no wake-up
+//! while the receiver is busy. A mark left behind when something else woke
+//! the receiver costs one needless wake-up later, never a lost one.
+
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use super::core::KeySet;
+use crate::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::*};
+use crate::sync::{thread, CachePadded, UnsafeCell};
+
+/// Positions a block covers: its slots and the "next block being
+/// installed" marker. Small under the models and Miri, so that a few
+/// messages cross blocks.
+const LAP: usize = if cfg!(any(loom, shuttle, miri)) {
+    3
+} else {
+    32
+};
+/// Slots per block.
+const BLOCK_CAP: usize = LAP - 1;
+
+/// A slot's state word: empty, `WRITTEN` (the message is there), or
+/// `WAITING` (empty, and the receiver sleeps until it is written).
+const WRITTEN: usize = 1;
+const WAITING: usize = 2;
+
+struct Slot<K, V> {
+    state: AtomicUsize,
+    message: UnsafeCell<MaybeUninit<(KeySet<K>, V)>>,
+}
+
+struct Block<K, V> {
+    /// The block after this one, stored by the sender that claims this
+    /// block's last slot, before it writes that slot.
+    next: AtomicPtr<Block<K, V>>,
+    slots: [Slot<K, V>; BLOCK_CAP],
+}
+
+impl<K, V> Block<K, V> {
+    fn new() -> Box<Self> {
+        Box::new(Block {
+            next: AtomicPtr::new(ptr::null_mut()),
+            slots: std::array::from_fn(|_| Slot {
+                state: AtomicUsize::new(0),
+                message: UnsafeCell::new(MaybeUninit::uninit()),
+            }),
+        })
+    }
+}
+
+/// The senders' side: where the next message goes.
+pub(super) struct Slots<K, V> {
+    /// The next position to claim (see the module documentation).
+    tail: CachePadded<AtomicUsize>,
+    /// The block `tail` lies in, once `tail` is past the marker of the
+    /// block before.
+    tail_block: AtomicPtr<Block<K, V>>,
+}
+
+// SAFETY: `Slots` moves `(KeySet<K>, V)`s from senders to the receiver, as
+// a channel does; a slot is written by the one sender that claimed it and
+// read by the receiver after its `WRITTEN` bit, so no `&K` or `&V` is ever
+// shared between threads through it.
+unsafe impl<K: Send, V: Send> Send for Slots<K, V> {}
+// SAFETY: as above.
+unsafe impl<K: Send, V: Send> Sync for Slots<K, V> {}
+
+/// The receiver's side: the next slot to read. There is one; it owns
+/// every block from its own to the tail's, and frees each when it is done
+/// with it (or when it is dropped: see `Reader::drop`).
+pub(super) struct Reader<K, V> {
+    block: *mut Block<K, V>,
+    offset: usize,
+}
+
+// SAFETY: the reader is the one party that reads slots and frees blocks;
+// moving it to another thread moves that role along.
+unsafe impl<K: Send, V: Send> Send for Reader<K, V> {}
+
+/// A new, empty queue: the senders' side and the receiver's.
+pub(super) fn new<K, V>() -> (Slots<K, V>, Reader<K, V>) {
+    let first = Box::into_raw(Block::new());
+    (
+        Slots {
+            tail: CachePadded(AtomicUsize::new(0)),
+            tail_block: AtomicPtr::new(first),
+        },
+        Reader {
+            block: first,
+            offset: 0,
+        },
+    )
+}
+
+impl<K, V> Slots<K, V> {
+    /// Appends a message; returns whether the receiver waits for it, and
+    /// must be woken. The caller holds one of the channel's slots
+    /// (`Shared::try_reserve`), and the receiver reads every claimed
+    /// position before it frees the block: see `Reader::drop`.
+    pub(super) fn push(&self, message: (KeySet<K>, V)) -> bool {
+        let mut spare: Option<Box<Block<K, V>>> = None;
+        // Acquire: pairs with the installer's Release `fetch_add`, so that
+        // the `tail_block` loaded next is the block this position lies in
+        // (or a later one, and then the claim fails).
+        let mut tail = self.tail.load(Acquire);
+        let (block, offset) = loop {
+            let offset = tail % LAP;
+            if offset == BLOCK_CAP {
+                // The next block is being installed.
+                thread::yield_now();
+                // Acquire: as the first load.
+                tail = self.tail.load(Acquire);
+                continue;
+            }
+            if offset + 1 == BLOCK_CAP && spare.is_none() {
+                // Allocated before the claim, to keep the others' wait at
+                // the marker short.
+                spare = Some(Block::new());
+            }
+            // Relaxed: the `Acquire` that read `tail` already ordered the
+            // installation of the block `tail` lies in before this load; a
+            // later block makes the claim below fail.
+            let block = self.tail_block.load(Relaxed);
+            // Relaxed on success: the claim publishes nothing, and the
+            // load of `tail` already synchronised with the installer.
+            // Acquire on failure: the position read seeds the next try, as
+            // the first load.
+            match self
+                .tail
+                .compare_exchange_weak(tail, tail.wrapping_add(1), Relaxed, Acquire)
+            {
+                Ok(_) => break (block, offset),
+                Err(actual) => tail = actual,
+            }
+        };
+        if offset + 1 == BLOCK_CAP {
+            let next = Box::into_raw(spare.take().expect("allocated above"));
+            // Relaxed: published by the `fetch_add` below.
+            self.tail_block.store(next, Relaxed);
+            // Release: the new block (its allocation and `tail_block`)
+            // happens-before every claim in it, whose `tail` load is
+            // Acquire and reads this or a later value in its release
+            // sequence (the claims are read-modify-writes). Moves `tail`
+            // past the marker.
+            self.tail.fetch_add(1, Release);
+            // SAFETY: the claim made `block` this position's block, which
+            // the receiver frees only after reading this sender's slot.
+            // Relaxed: the receiver loads `next` after an Acquire load that
+            // sees this block's last slot written, which comes after this.
+            unsafe { (*block).next.store(next, Relaxed) };
+        }
+        // SAFETY: as above; the slot is this sender's alone until its
+        // `WRITTEN` bit is set.
+        let slot = unsafe { &(*block).slots[offset] };
+        slot.message.with_mut(|cell| {
+            // SAFETY: this sender claimed the slot; nobody reads it before
+            // `WRITTEN`.
+            unsafe { (*cell).write(message) };
+        });
+        // Release: publishes the message to the receiver's Acquire load.
+        // The read part needs no ordering: `WAITING` carries no data.
+        let before = slot.state.fetch_or(WRITTEN, Release);
+        before & WAITING != 0
+    }
+}
+
+impl<K, V> Reader<K, V> {
+    fn slot(&self) -> &Slot<K, V> {
+        // SAFETY: the reader's block is allocated until the reader frees
+        // it, and `offset < BLOCK_CAP`.
+        unsafe { &(*self.block).slots[self.offset] }
+    }
+
+    /// The next message, if it has been written.
+    pub(super) fn pop(&mut self) -> Option<(KeySet<K>, V)> {
+        let slot = self.slot();
+        // Acquire: pairs with the writer's Release `fetch_or`, so that the
+        // message (and, for a block's last slot, `next`) is visible.
+        if slot.state.load(Acquire) & WRITTEN == 0 {
+            return None;
+        }
+        let message = slot.message.with(|cell| {
+            // SAFETY: written (the bit says so), and read once: the reader
+            // moves past the slot below and never returns to it.
+            unsafe { (*cell).assume_init_read() }
+        });
+        self.offset += 1;
+        if self.offset == BLOCK_CAP {
+            // SAFETY: the block is the reader's; its last slot was written,
+            // and its writer stored `next` first.
+            // Relaxed: made visible by the Acquire load above.
+            let next = unsafe { (*self.block).next.load(Relaxed) };
+            debug_assert!(!next.is_null(), "the installer stores next first");
+            // SAFETY: every slot of the block has been read, each after an
+            // Acquire load that saw its writer's last access; no sender
+            // touches the block again (see the module documentation).
+            drop(unsafe { Box::from_raw(self.block) });
+            self.block = next;
+            self.offset = 0;
+        }
+        Some(message)
+    }
+
+    /// Announces that the receiver is about to wait for the next message:
+    /// false if it has been written since the last `pop` (look again).
+    /// After a true answer, the sender that writes it wakes the receiver.
+    pub(super) fn announce_waiting(&self) -> bool {
+        // Relaxed: the mark carries no data; the writer's `fetch_or` (a
+        // later read-modify-write of the same word) is all that reads it.
+        // A mark already there (left by an earlier wait) stands.
+        match self
+            .slot()
+            .state
+            .compare_exchange(0, WAITING, Relaxed, Relaxed)
+        {
+            Ok(_) => true,
+            Err(state) => state & WRITTEN == 0,
+        }
+    }
+}
+
+impl<K, V> Drop for Reader<K, V> {
+    /// Frees the reader's block. The receiver's drop reads every message
+    /// sent before it closed the channel (and none can be sent after), so
+    /// the block holds no unread message and has no successor: the next
+    /// block is installed only by the claim of this block's last slot,
+    /// which the reader would have read and moved past.
+    fn drop(&mut self) {
+        // SAFETY: the block is the reader's, and no sender will touch it
+        // again: every claimed slot has been read.
+        let block = unsafe { Box::from_raw(self.block) };
+        // Relaxed: a diagnostic; see above for why it is null.
+        debug_assert!(block.next.load(Relaxed).is_null(), "a block after the last");
+    }
+}
