@@ -244,7 +244,7 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
         let shared = Arc::new(Shared {
             queued: CachePadded(AtomicU64::new(0)),
             // More than 2^32 - 1 messages cannot be queued in memory anyway
-            // (each takes an allocation); the bound acts as no bound.
+            // (each takes a slot of its own); the bound acts as no bound.
             capacity: u64::try_from(capacity).map_or(COUNT, |c| c.min(COUNT)),
             senders: AtomicUsize::new(1),
             slots,
