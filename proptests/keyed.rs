@@ -163,6 +163,35 @@ proptest! {
 /// A value that implements nothing: errors must still be `Debug`.
 struct Opaque(#[allow(dead_code)] u32);
 
+/// A capacity of `usize::MAX` (beyond 2^32 - 1, so it acts as 2^32 - 1)
+/// allocates nothing up front, in both flavours: the channel works, and
+/// 200 messages held at once (several blocks of slots) come out in order.
+/// A channel that allocated its capacity would abort here.
+///
+/// Checks: K-7.
+#[test]
+fn huge_capacity_allocates_nothing_up_front() {
+    let messages = if cfg!(miri) { 20 } else { 200 };
+    let (tx, mut rx) = sync_channel::<u32, u32>(usize::MAX);
+    for i in 0..messages {
+        tx.try_send([i], i).expect("room for far more");
+    }
+    for i in 0..messages {
+        assert_eq!(rx.try_recv().expect("sent above").into_value(), i);
+    }
+    let (tx, mut rx) = modelsync::keyed::channel::<u32, u32>(usize::MAX);
+    for i in 0..messages {
+        tx.try_send([i % 3], i).expect("room for far more");
+    }
+    // Three keys, each released before its next message: received in
+    // the order sent.
+    for i in 0..messages {
+        let message = rx.try_recv().expect("its key is free");
+        assert_eq!(*message.value(), i);
+    }
+    assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Empty);
+}
+
 /// Capacity 0 panics with a message saying so, for both flavours; errors
 /// are `Debug` (without `V: Debug`), `Display` and `std::error::Error`;
 /// each error variant is returned exactly when the contract says.
