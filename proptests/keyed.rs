@@ -8,7 +8,8 @@
 //! and one of those), capacity, and a key table that is empty whenever
 //! nothing is queued or held.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering}; // shim-exempt: the tests' own counters, outside the channel
 use std::thread::spawn as watchdog_thread; // shim-exempt: the deadlock watchdog's thread
 
@@ -16,13 +17,14 @@ use crate::support::{DropLog, Item};
 use modelsync::keyed::error::{TryRecvError, TrySendError};
 use modelsync::keyed::{sync_channel, Message};
 use proptest::prelude::*;
+use proptest::test_runner::{TestCaseError, TestRunner};
 
 const KEYS: u8 = 5;
 const CAPACITY: usize = 6;
 
 #[derive(Debug, Clone)]
-enum Op {
-    Send(Vec<u8>),
+enum Op<K> {
+    Send(Vec<K>),
     Recv,
     /// Drop the i-th live message (modulo their number).
     Release(usize),
@@ -30,25 +32,31 @@ enum Op {
     IntoValue(usize),
 }
 
-fn op() -> impl Strategy<Value = Op> {
+/// Sends of 0 to 3 keys (duplicates included) from `keys`, receives,
+/// releases and `into_value`s, weighted `sends : receives : releases :
+/// into_values`.
+fn op<K: Clone + fmt::Debug>(
+    keys: impl Strategy<Value = K> + 'static,
+    weights: [u32; 4],
+) -> impl Strategy<Value = Op<K>> {
+    let [sends, receives, releases, into_values] = weights;
     prop_oneof![
-        4 => proptest::collection::vec(0..KEYS, 0..4).prop_map(Op::Send),
-        3 => Just(Op::Recv),
-        2 => any::<usize>().prop_map(Op::Release),
-        1 => any::<usize>().prop_map(Op::IntoValue),
+        sends => proptest::collection::vec(keys, 0..4).prop_map(Op::Send),
+        receives => Just(Op::Recv),
+        releases => any::<usize>().prop_map(Op::Release),
+        into_values => any::<usize>().prop_map(Op::IntoValue),
     ]
 }
 
 /// The naive reference: the queue in arrival order, and the keys live
 /// messages hold.
-#[derive(Default)]
-struct Reference {
+struct Reference<K> {
     /// Each queued message: id, key set, and the keys as sent.
-    queue: Vec<(u32, BTreeSet<u8>, Vec<u8>)>,
-    held: BTreeSet<u8>,
+    queue: Vec<(u32, BTreeSet<K>, Vec<K>)>,
+    held: BTreeSet<K>,
 }
 
-impl Reference {
+impl<K: Ord + Clone> Reference<K> {
     fn deliverable(&self) -> Vec<u32> {
         let mut found = Vec::new();
         for (i, (id, keys, _)) in self.queue.iter().enumerate() {
@@ -64,100 +72,172 @@ impl Reference {
     }
 }
 
-type Live = Vec<Message<u8, Item>>;
+/// A key whose hash is only its residue mod 3, so that many keys share a
+/// hash: the key table then holds long runs of entries with equal hashes,
+/// told apart by `Eq` alone, and removals shift them back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Colliding(u16);
+
+impl std::hash::Hash for Colliding {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.0 % 3).hash(state);
+    }
+}
+
+/// Runs `ops` on a `sync_channel(capacity)` and the reference side by
+/// side, checking after every step (see the module documentation).
+/// Returns the most keys the table tracked at once, and whether it later
+/// fell below an eighth of that.
+fn run_against_reference<K>(
+    ops: Vec<Op<K>>,
+    capacity: usize,
+) -> Result<(usize, bool), TestCaseError>
+where
+    K: Ord + std::hash::Hash + Clone + fmt::Debug,
+{
+    let mut log = DropLog::default();
+    let (tx, mut rx) = sync_channel::<K, Item>(capacity);
+    let mut reference = Reference {
+        queue: Vec::new(),
+        held: BTreeSet::new(),
+    };
+    let mut live: Vec<Message<K, Item>> = Vec::new();
+    // Per key, the ids received, in order; per key, the ids sent.
+    let mut received: BTreeMap<K, Vec<u32>> = BTreeMap::new();
+    let mut sent: BTreeMap<K, Vec<u32>> = BTreeMap::new();
+    let (mut peak, mut fell) = (0, false);
+    for op in ops {
+        match op {
+            Op::Send(keys) => {
+                let item = log.item();
+                let id = item.id;
+                match tx.try_send(keys.iter().cloned(), item) {
+                    Ok(()) => {
+                        prop_assert!(reference.queue.len() < capacity);
+                        let set: BTreeSet<K> = keys.iter().cloned().collect();
+                        for k in &set {
+                            sent.entry(k.clone()).or_default().push(id);
+                        }
+                        reference.queue.push((id, set, keys));
+                    }
+                    Err(TrySendError::Full(back)) => {
+                        prop_assert_eq!(reference.queue.len(), capacity);
+                        prop_assert_eq!(back.id, id);
+                    }
+                    Err(e) => prop_assert!(false, "try_send: {:?}", e),
+                }
+            }
+            Op::Recv => {
+                let deliverable = reference.deliverable();
+                match rx.try_recv() {
+                    Ok(message) => {
+                        let id = message.value().id;
+                        prop_assert!(deliverable.contains(&id), "delivered {} of {:?}", id, deliverable);
+                        let at = reference.queue.iter().position(|(q, _, _)| *q == id).unwrap();
+                        let (_, keys, as_sent) = reference.queue.remove(at);
+                        // K-8: deduplicated, first-seen order.
+                        let mut expect: Vec<K> = Vec::new();
+                        for k in &as_sent {
+                            if !expect.contains(k) {
+                                expect.push(k.clone());
+                            }
+                        }
+                        prop_assert_eq!(message.keys(), &expect[..]);
+                        for k in &keys {
+                            prop_assert!(reference.held.insert(k.clone()), "key {:?} held twice (K-1)", k);
+                            received.entry(k.clone()).or_default().push(id);
+                        }
+                        live.push(message);
+                    }
+                    Err(TryRecvError::Conflicted) => {
+                        prop_assert!(deliverable.is_empty() && !reference.queue.is_empty());
+                    }
+                    Err(TryRecvError::Empty) => prop_assert!(reference.queue.is_empty()),
+                    Err(TryRecvError::Disconnected) => prop_assert!(false, "a sender is alive"),
+                }
+            }
+            Op::Release(i) | Op::IntoValue(i) => {
+                if live.is_empty() {
+                    continue;
+                }
+                let message = live.remove(i % live.len());
+                for k in message.keys() {
+                    reference.held.remove(k);
+                }
+                if let Op::IntoValue(_) = op {
+                    let item = message.into_value();
+                    prop_assert!(item.id < u32::MAX);
+                } else {
+                    drop(message);
+                }
+            }
+        }
+        // K-6: the key table is empty whenever nothing is queued or held.
+        let tracked = rx.tracked_keys();
+        if reference.queue.is_empty() && reference.held.is_empty() {
+            prop_assert_eq!(tracked, 0);
+        }
+        peak = peak.max(tracked);
+        fell |= tracked * 8 < peak;
+    }
+    // K-2: per key, what was received is exactly a prefix of what was
+    // sent: in order, and none overtaking one still queued.
+    for (key, ids) in &received {
+        prop_assert_eq!(&sent[key][..ids.len()], &ids[..], "key {:?} out of order", key);
+    }
+    // K-4: every value dropped exactly once, queued ones with the
+    // receiver.
+    drop(live);
+    drop(rx);
+    drop(tx);
+    prop_assert_eq!(log.each_dropped_once(), Ok(()));
+    Ok((peak, fell))
+}
 
 proptest! {
     #![proptest_config(crate::support::proptest_config(1024))]
 
-    /// Random operation sequences against the naive reference.
+    /// Random operation sequences against the naive reference, over a
+    /// small key space (5 keys, capacity 6), so that most messages
+    /// conflict.
     ///
     /// Checks: K-1, K-2, K-3, K-4, K-6, K-8.
     #[test]
-    fn matches_reference_model(ops in proptest::collection::vec(op(), 1..80)) {
-        let mut log = DropLog::default();
-        let (tx, mut rx) = sync_channel::<u8, Item>(CAPACITY);
-        let mut reference = Reference::default();
-        let mut live: Live = Vec::new();
-        // Per key, the ids received, in order; per key, the ids sent.
-        let mut received: HashMap<u8, Vec<u32>> = HashMap::new();
-        let mut sent: HashMap<u8, Vec<u32>> = HashMap::new();
-        for op in ops {
-            match op {
-                Op::Send(keys) => {
-                    let item = log.item();
-                    let id = item.id;
-                    match tx.try_send(keys.iter().copied(), item) {
-                        Ok(()) => {
-                            prop_assert!(reference.queue.len() < CAPACITY);
-                            let set: BTreeSet<u8> = keys.iter().copied().collect();
-                            for &k in &set {
-                                sent.entry(k).or_default().push(id);
-                            }
-                            reference.queue.push((id, set, keys));
-                        }
-                        Err(TrySendError::Full(back)) => {
-                            prop_assert_eq!(reference.queue.len(), CAPACITY);
-                            prop_assert_eq!(back.id, id);
-                        }
-                        Err(e) => prop_assert!(false, "try_send: {:?}", e),
-                    }
-                }
-                Op::Recv => {
-                    let deliverable = reference.deliverable();
-                    match rx.try_recv() {
-                        Ok(message) => {
-                            let id = message.value().id;
-                            prop_assert!(deliverable.contains(&id), "delivered {} of {:?}", id, deliverable);
-                            let at = reference.queue.iter().position(|(q, _, _)| *q == id).unwrap();
-                            let (_, keys, as_sent) = reference.queue.remove(at);
-                            // K-8: deduplicated, first-seen order.
-                            let mut expect: Vec<u8> = Vec::new();
-                            for k in &as_sent { if !expect.contains(k) { expect.push(*k); } }
-                            prop_assert_eq!(message.keys(), &expect[..]);
-                            for &k in &keys {
-                                prop_assert!(reference.held.insert(k), "key {} held twice (K-1)", k);
-                                received.entry(k).or_default().push(id);
-                            }
-                            live.push(message);
-                        }
-                        Err(TryRecvError::Conflicted) => {
-                            prop_assert!(deliverable.is_empty() && !reference.queue.is_empty());
-                        }
-                        Err(TryRecvError::Empty) => prop_assert!(reference.queue.is_empty()),
-                        Err(TryRecvError::Disconnected) => prop_assert!(false, "a sender is alive"),
-                    }
-                }
-                Op::Release(i) | Op::IntoValue(i) => {
-                    if live.is_empty() { continue; }
-                    let message = live.remove(i % live.len());
-                    for k in message.keys() {
-                        reference.held.remove(k);
-                    }
-                    if let Op::IntoValue(_) = op {
-                        let item = message.into_value();
-                        prop_assert!(item.id < u32::MAX);
-                    } else {
-                        drop(message);
-                    }
-                }
-            }
-            // K-6: the key table is empty whenever nothing is queued or held.
-            if reference.queue.is_empty() && reference.held.is_empty() {
-                prop_assert_eq!(rx.tracked_keys(), 0);
-            }
-        }
-        // K-2: per key, what was received is exactly a prefix of what was
-        // sent: in order, and none overtaking one still queued.
-        for (key, ids) in &received {
-            prop_assert_eq!(&sent[key][..ids.len()], &ids[..], "key {} out of order", key);
-        }
-        // K-4: every value dropped exactly once, queued ones with the
-        // receiver.
-        drop(live);
-        drop(rx);
-        drop(tx);
-        prop_assert_eq!(log.each_dropped_once(), Ok(()));
+    fn matches_reference_model(ops in proptest::collection::vec(op(0..KEYS, [4, 3, 2, 1]), 1..80)) {
+        run_against_reference(ops, CAPACITY)?;
     }
+}
+
+/// The same over a large key space whose keys share three hashes
+/// (`Colliding`), so that the key table holds long runs of equal hashes,
+/// searched by `Eq` and closed up on removal. Each case first receives and
+/// holds 34 messages on keys of their own (the table grows past its first
+/// size: 64 places, so more than 32 keys), then runs random operations
+/// with more receives than releases, then releases and receives until
+/// everything is drained (the table shrinks back); all against the
+/// reference, and every case asserts that it grew and shrank.
+///
+/// Checks: K-1, K-2, K-3, K-4, K-6, K-8.
+#[test]
+fn matches_reference_model_with_many_colliding_keys() {
+    let (middle, drain) = if cfg!(miri) { (0..20, 60) } else { (0..500, 700) };
+    let grow = (0..34u16).flat_map(|k| [Op::Send(vec![Colliding(1000 + k)]), Op::Recv]);
+    let grow: Vec<Op<Colliding>> = grow.collect();
+    let drain: Vec<Op<Colliding>> = (0..drain).flat_map(|_| [Op::Release(0), Op::Recv]).collect();
+    let keys = (0..400u16).prop_map(Colliding);
+    let ops = proptest::collection::vec(op(keys, [6, 4, 1, 1]), middle).prop_map(move |middle| {
+        let mut ops = grow.clone();
+        ops.extend(middle);
+        ops.extend(drain.iter().cloned());
+        ops
+    });
+    TestRunner::new(crate::support::proptest_config(256))
+        .run(&ops, |ops| {
+            let (peak, fell) = run_against_reference(ops, 256)?;
+            prop_assert!(peak > 32 && fell, "tracked at most {} keys, fell: {}", peak, fell);
+            Ok(())
+        })
+        .unwrap();
 }
 
 /// A value that implements nothing: errors must still be `Debug`.

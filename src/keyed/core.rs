@@ -20,25 +20,29 @@
 //!   a message that finds its key's entry waits, and one that finds none
 //!   reserves the key.
 //! - Every key comes with its hash, computed once by the sender
-//!   (`KeySet::new`): the table never hashes a key, so the receiver, which
-//!   serialises the channel, does no hashing at all, and a key's `Hash`
-//!   never runs on its thread.
+//!   (`KeySet::new`): the table (`table.rs`) never hashes a key, so the
+//!   receiver, which serialises the channel, does no hashing at all, and a
+//!   key's `Hash` never runs on its thread.
+//! - Ready messages wait in `ready`, in the order they became ready;
+//!   only waiting messages take a place in the slab (where their keys'
+//!   queues can name them), so a message ready when it is queued costs
+//!   its key lookups and nothing else.
 
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hash};
 
-use hashbrown::hash_table::{Entry, HashTable};
+use super::table::Table;
 
 /// What the core queues: anything that knows its (deduplicated) keys.
 pub(crate) trait Keyed<K> {
     fn keys(&self) -> &KeySet<K>;
 }
 
-/// A queued (sent, not yet received) message.
-struct Queued<M> {
+/// A message waiting for at least one key.
+struct Waiting<M> {
     message: M,
     /// Keys where this message is not the head of a free key's queue;
-    /// 0 once it is ready.
+    /// it is ready when this reaches 0.
     blocked: usize,
 }
 
@@ -53,7 +57,8 @@ struct KeyState<K> {
     waiting: VecDeque<usize>,
 }
 
-/// Queued messages in a slab, addressed by index; freed slots are reused.
+/// Waiting messages in a slab, addressed by index (a key's queue holds
+/// indices); freed slots are reused.
 struct Slab<T> {
     slots: Vec<Option<T>>,
     free: Vec<usize>,
@@ -67,6 +72,11 @@ impl<T> Slab<T> {
             free: Vec::new(),
             len: 0,
         }
+    }
+
+    /// The index the next `insert` will use.
+    fn next_index(&self) -> usize {
+        self.free.last().copied().unwrap_or(self.slots.len())
     }
 
     fn insert(&mut self, value: T) -> usize {
@@ -97,11 +107,13 @@ impl<T> Slab<T> {
 
 /// The channel's bookkeeping. See the module documentation for its rules.
 pub(crate) struct Core<K, M> {
-    queued: Slab<Queued<M>>,
-    /// Messages ready to be received, in the order they became ready.
-    ready: VecDeque<usize>,
+    waiting: Slab<Waiting<M>>,
+    /// Messages ready to be received (their keys held), in the order they
+    /// became ready. A message ready when it is queued never enters the
+    /// slab.
+    ready: VecDeque<M>,
     /// Keyed by the senders' hashes: see `KeySet`.
-    keys: HashTable<KeyState<K>>,
+    keys: Table<KeyState<K>>,
 }
 
 /// A message's keys, without repeats, in first-seen order (K-8), each with
@@ -195,20 +207,15 @@ fn hash_of<K>(state: &KeyState<K>) -> u64 {
 impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
     pub(crate) fn new() -> Self {
         Core {
-            queued: Slab::new(),
+            waiting: Slab::new(),
             ready: VecDeque::new(),
-            keys: HashTable::new(),
+            keys: Table::new(),
         }
     }
 
-    /// Messages sent and not yet received.
+    /// Messages queued and not yet received.
     pub(crate) fn len(&self) -> usize {
-        self.queued.len
-    }
-
-    /// Whether a message is ready to be received.
-    pub(crate) fn has_ready(&self) -> bool {
-        !self.ready.is_empty()
+        self.waiting.len + self.ready.len()
     }
 
     /// Keys with an entry: held or waited for. A diagnostic (K-6).
@@ -216,45 +223,45 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         self.keys.len()
     }
 
-    /// Queues a message; returns whether it is ready at once.
-    pub(crate) fn push(&mut self, message: M) -> bool {
+    /// Queues a message: ready at once if every key is free and nobody
+    /// waits for it (it takes its keys), waiting otherwise.
+    pub(crate) fn push(&mut self, message: M) {
         // One lookup per key when the message is ready at once (the common
         // case): a free key is reserved on sight, a taken one waited on.
         // Only if some key was taken are the reserved ones turned into
-        // waits, so that the message waits on every key (K-2).
-        let index = self.queued.insert(Queued {
-            message,
-            blocked: 0,
-        });
-        let queued = self.queued.get_mut(index);
+        // waits, so that the message waits on every key (K-2). Key queues
+        // name the slab place the message will take if it waits.
+        let index = self.waiting.next_index();
+        let mut blocked = 0;
         let mut reserved = 0;
-        for (key, hash) in queued.message.keys().hashed() {
-            match self.keys.entry(hash, is(key), hash_of) {
+        for (key, hash) in message.keys().hashed() {
+            match self.keys.find_or_vacancy(hash, is(key), hash_of) {
                 // Held, or waited for by an earlier message: wait behind it.
-                Entry::Occupied(mut entry) => {
-                    let state = entry.get_mut();
+                Ok(at) => {
+                    let state = self.keys.get_mut(at);
                     debug_assert!(state.held || !state.waiting.is_empty(), "a stale entry");
                     state.waiting.push_back(index);
-                    queued.blocked += 1;
+                    blocked += 1;
                 }
-                Entry::Vacant(entry) => {
-                    entry.insert(KeyState {
+                Err(vacancy) => {
+                    let state = KeyState {
                         key: key.clone(),
                         hash,
                         held: true, // reserved (K-1)
                         waiting: VecDeque::new(),
-                    });
+                    };
+                    self.keys.insert_at(vacancy, state);
                     reserved += 1;
                 }
             }
         }
-        if queued.blocked == 0 {
-            self.ready.push_back(index);
-            return true;
+        if blocked == 0 {
+            self.ready.push_back(message);
+            return;
         }
         if reserved > 0 {
-            for (key, hash) in queued.message.keys().hashed() {
-                let state = self.keys.find_mut(hash, is(key)).expect("entered above");
+            for (key, hash) in message.keys().hashed() {
+                let state = self.state_mut(key, hash);
                 if state.held && state.waiting.is_empty() {
                     // Reserved above: free, and this message heads its queue.
                     state.held = false;
@@ -262,14 +269,14 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
                 }
             }
         }
-        false
+        let at = self.waiting.insert(Waiting { message, blocked });
+        debug_assert_eq!(at, index, "waited under another index");
     }
 
     /// Removes the oldest ready message, whose keys stay held until the
     /// caller releases them.
     pub(crate) fn pop_ready(&mut self) -> Option<M> {
-        let index = self.ready.pop_front()?;
-        Some(self.queued.remove(index).message)
+        self.ready.pop_front()
     }
 
     /// Releases the keys a received message held; returns how many waiting
@@ -277,16 +284,15 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
     pub(crate) fn release(&mut self, keys: &KeySet<K>) -> usize {
         let mut promoted = 0;
         for (key, hash) in keys.hashed() {
-            let Ok(mut entry) = self.keys.find_entry(hash, is(key)) else {
+            let at = self.keys.find(hash, is(key)).expect("a held key's entry");
+            let state = self.keys.get_mut(at);
+            debug_assert!(state.held, "released a key nobody held");
+            let Some(&head) = state.waiting.front() else {
+                self.keys.remove_at(at, hash_of); // nobody waits: the key is done (K-6)
                 continue;
             };
-            debug_assert!(entry.get().held, "released a key nobody held");
-            let Some(&head) = entry.get().waiting.front() else {
-                entry.remove(); // nobody waits: the key is done (K-6)
-                continue;
-            };
-            entry.get_mut().held = false;
-            let head_message = self.queued.get_mut(head);
+            state.held = false;
+            let head_message = self.waiting.get_mut(head);
             head_message.blocked -= 1;
             if head_message.blocked == 0 {
                 self.promote(head);
@@ -296,36 +302,34 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         promoted
     }
 
+    /// The entry of `key`, which has one.
+    fn state_mut(&mut self, key: &K, hash: u64) -> &mut KeyState<K> {
+        let at = self.keys.find(hash, is(key)).expect("a tracked key");
+        self.keys.get_mut(at)
+    }
+
     /// Makes the waiting message `index`, at the head of every one of its
     /// keys' queues with every key free, ready: it takes its keys.
     fn promote(&mut self, index: usize) {
-        let queued = self.queued.slots[index].as_ref().expect("a queued message");
-        for (key, hash) in queued.message.keys().hashed() {
-            let state = self
-                .keys
-                .find_mut(hash, is(key))
-                .expect("a waiting message's key");
+        let promoted = self.waiting.remove(index).message;
+        for (key, hash) in promoted.keys().hashed() {
+            let state = self.state_mut(key, hash);
             let head = state.waiting.pop_front();
             debug_assert_eq!(head, Some(index), "promoted a message not at the head");
             debug_assert!(!state.held, "promoted onto a held key");
             state.held = true; // reserved before it is received (K-1)
         }
-        self.ready.push_back(index);
+        self.ready.push_back(promoted);
     }
 
     /// Empties the core (its receiver is gone): returns every queued
     /// message and forgets every key.
     pub(crate) fn clear(&mut self) -> Vec<M> {
-        self.ready.clear();
         self.keys.clear();
-        let messages = self
-            .queued
-            .slots
+        let waiting = std::mem::replace(&mut self.waiting, Slab::new());
+        self.ready
             .drain(..)
-            .flatten()
-            .map(|q| q.message)
-            .collect();
-        self.queued = Slab::new();
-        messages
+            .chain(waiting.slots.into_iter().flatten().map(|w| w.message))
+            .collect()
     }
 }

@@ -72,10 +72,13 @@
 //! of slots and writes its message there (`slots.rs`: no allocation per
 //! message, and the receiver reads consecutive slots); a dropped `Message`
 //! pushes its emptied envelope onto a lock-free stack (`intake.rs`). Each
-//! receive takes the whole stack and releases those keys, files every
-//! message written since its last look (in the order the messages took
-//! their places), and hands out the oldest ready message in an envelope
-//! (kept from a released message when it has one). One atomic word counts
+//! receive takes the whole stack and releases those keys, then hands out
+//! the oldest ready message; if none is ready, it files written messages
+//! (in the order they took their places) until one is, or until none is
+//! left to file. So a receive reads no further than it must, and the key
+//! table (`table.rs`) holds the keys of messages held, ready or waiting,
+//! not of every message queued. A message leaves in an envelope kept from
+//! a released message when there is one. One atomic word counts
 //! the messages sent and not yet received (the capacity) and the senders
 //! asleep for room. A receiver about to sleep announces it on the stack
 //! and on the slot it waits for; the next release, or the writer of that
@@ -112,6 +115,7 @@ pub mod error;
 mod future;
 mod intake;
 mod slots;
+mod table;
 
 use std::collections::hash_map::RandomState;
 use std::fmt;
@@ -369,11 +373,9 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
         }
     }
 
-    /// Brings the key table up to date: every release so far, then every
-    /// message written so far, in the order the messages took their places.
-    /// (Releases first: a message on a key just released is then ready at
-    /// once rather than promoted; either way it is ready.)
-    fn file(&mut self) {
+    /// Takes in every release so far: frees their keys (which may make
+    /// waiting messages ready) and keeps their envelopes for new messages.
+    fn take_releases(&mut self) {
         for mut envelope in self.shared.released.take_all() {
             self.core.release(&envelope.keys);
             // Its value went with its `Message`; its keys go now, and the
@@ -383,7 +385,19 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
                 self.spare.push(envelope);
             }
         }
-        while let Some((keys, value)) = self.reader.pop() {
+    }
+
+    /// The oldest ready message, if any; otherwise files written messages,
+    /// in the order they took their places, until one is ready. A receive
+    /// that finds a message ready reads no further slots, so the key table
+    /// holds the keys of messages held, ready or waiting, not of the whole
+    /// queue. Returns `None` only once every written message is filed.
+    fn next_ready(&mut self) -> Option<Box<Envelope<K, V>>> {
+        loop {
+            if let Some(envelope) = self.core.pop_ready() {
+                return Some(envelope);
+            }
+            let (keys, value) = self.reader.pop()?;
             let envelope = match self.spare.pop() {
                 Some(mut envelope) => {
                     envelope.refill(keys, value);
@@ -398,17 +412,20 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     /// Receives the oldest deliverable message, if any; otherwise says why
     /// not.
     fn try_recv(&mut self) -> Result<Message<K, V>, error::TryRecvError> {
-        self.file();
-        if !self.core.has_ready() {
+        // Releases first: a message on a key just released is then ready
+        // as it is filed rather than promoted; either way it is ready.
+        self.take_releases();
+        let mut next = self.next_ready();
+        if next.is_none() {
             // Acquire: if every sender is gone, every message they sent is
-            // written by now (`drop_sender`), so file once more before
+            // written by now (`drop_sender`), so look once more before
             // calling it final.
             if self.shared.senders.load(Acquire) != 0 {
                 return Err(self.why_empty(false));
             }
-            self.file();
+            next = self.next_ready();
         }
-        match self.core.pop_ready() {
+        match next {
             Some(envelope) => {
                 self.received();
                 Ok(Message {
@@ -451,9 +468,10 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
         }
     }
 
-    /// Keys with an entry: held or waited for. A diagnostic (K-6).
+    /// Keys with an entry: held or waited for (by messages filed so far).
+    /// A diagnostic (K-6).
     fn tracked_keys(&mut self) -> usize {
-        self.file();
+        self.take_releases();
         self.core.tracked_keys()
     }
 }

@@ -1,0 +1,151 @@
+//! The receiver's key table: entries filed under the hashes their senders
+//! computed, in one array, by open addressing with linear probing.
+//!
+//! Why not a general-purpose table: the receiver inserts a key for every
+//! message it files and removes it at the message's release, so in the
+//! common case (keys that do not conflict) the table holds a handful of
+//! entries and churns one in and one out per message. A SIMD-group table
+//! (hashbrown, used before) pays for that churn in tombstones and in-place
+//! rehashes at its smallest sizes: on H3, a loop of one insert and one
+//! remove at one entry took ~35 ns with it against ~9 ns with this table
+//! (end to end: BENCHMARKS.md). This one deletes by shifting the rest of a
+//! probe run back (Knuth's algorithm R), so it never has tombstones, and
+//! it keeps at most half of its places in use, so runs stay short.
+//!
+//! The hashes are std's `RandomState` (SipHash) under the channel's own
+//! random key (`KeySet::new`), so nobody can choose keys that share a run.
+//! Memory follows the entries: nothing until the first insert, then at
+//! most 16 places per entry (the table doubles past half full and halves
+//! below a sixteenth, so it does not resize back and forth around one
+//! size), or `MIN_PLACES`, kept even when empty so that a channel whose
+//! keys never conflict does not allocate a table per message (K-6).
+
+/// Places in the smallest table that holds anything.
+const MIN_PLACES: usize = 64;
+
+/// Entries under their hashes. Where an entry is (a place) stays valid
+/// until the next insert or remove.
+pub(super) struct Table<T> {
+    /// A power of two long (or empty); at most half in use.
+    places: Box<[Option<T>]>,
+    len: usize,
+}
+
+impl<T> Table<T> {
+    pub(super) fn new() -> Self {
+        Table {
+            places: Box::new([]),
+            len: 0,
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Forgets every entry and frees the places.
+    pub(super) fn clear(&mut self) {
+        *self = Table::new();
+    }
+
+    fn mask(&self) -> usize {
+        self.places.len() - 1
+    }
+
+    /// Where the probe run for `hash` starts.
+    fn home(&self, hash: u64) -> usize {
+        // Truncating is the point: the low bits of a SipHash are as good
+        // as any.
+        hash as usize & self.mask()
+    }
+
+    /// The place of the entry with `hash` for which `is` holds.
+    pub(super) fn find(&self, hash: u64, is: impl Fn(&T) -> bool) -> Option<usize> {
+        if self.len == 0 {
+            return None;
+        }
+        self.probe(hash, is).ok()
+    }
+
+    /// The place of the entry with `hash` for which `is` holds (`Ok`), or
+    /// the free place where it belongs (`Err`), with room made for one
+    /// more entry first.
+    pub(super) fn find_or_vacancy(
+        &mut self,
+        hash: u64,
+        is: impl Fn(&T) -> bool,
+        hash_of: impl Fn(&T) -> u64,
+    ) -> Result<usize, usize> {
+        if (self.len + 1) * 2 > self.places.len() {
+            self.resize((self.places.len() * 2).max(MIN_PLACES), &hash_of);
+        }
+        self.probe(hash, is)
+    }
+
+    /// Walks the run from `hash`'s home: the matching entry, or the first
+    /// free place. Ends because at most half the places are in use.
+    fn probe(&self, hash: u64, is: impl Fn(&T) -> bool) -> Result<usize, usize> {
+        let mask = self.mask();
+        let mut at = self.home(hash);
+        loop {
+            match &self.places[at] {
+                None => return Err(at),
+                Some(entry) if is(entry) => return Ok(at),
+                Some(_) => at = (at + 1) & mask,
+            }
+        }
+    }
+
+    /// Puts `entry` at the free place `find_or_vacancy` just gave.
+    pub(super) fn insert_at(&mut self, at: usize, entry: T) {
+        debug_assert!(self.places[at].is_none(), "inserted over an entry");
+        self.places[at] = Some(entry);
+        self.len += 1;
+    }
+
+    pub(super) fn get_mut(&mut self, at: usize) -> &mut T {
+        self.places[at].as_mut().expect("an entry")
+    }
+
+    /// Removes the entry at `at`, closing the gap: every later entry of the
+    /// run that may sit earlier (its home is not between the gap and it)
+    /// moves into the gap, which moves on to where it was.
+    pub(super) fn remove_at(&mut self, at: usize, hash_of: impl Fn(&T) -> u64) -> T {
+        let removed = self.places[at].take().expect("an entry");
+        self.len -= 1;
+        let mask = self.mask();
+        let mut gap = at;
+        let mut next = at;
+        loop {
+            next = (next + 1) & mask;
+            let Some(entry) = &self.places[next] else {
+                break;
+            };
+            let home = self.home(hash_of(entry));
+            // Distances along the run, wrapping: the entry may move back to
+            // the gap if its home is at least as far behind it as the gap.
+            if next.wrapping_sub(home) & mask >= next.wrapping_sub(gap) & mask {
+                self.places[gap] = self.places[next].take();
+                gap = next;
+            }
+        }
+        if self.places.len() > MIN_PLACES && self.len * 16 < self.places.len() {
+            self.resize(self.places.len() / 2, &hash_of);
+        }
+        removed
+    }
+
+    /// Refiles every entry into `places` places.
+    fn resize(&mut self, places: usize, hash_of: &impl Fn(&T) -> u64) {
+        debug_assert!(places.is_power_of_two() && places >= self.len * 2);
+        let old = std::mem::replace(&mut self.places, (0..places).map(|_| None).collect());
+        let mask = self.mask();
+        for entry in old.into_vec().into_iter().flatten() {
+            let mut at = self.home(hash_of(&entry));
+            while self.places[at].is_some() {
+                at = (at + 1) & mask;
+            }
+            self.places[at] = Some(entry);
+        }
+    }
+}
