@@ -179,7 +179,7 @@ fn sync_senders_race_on_a_shared_key() {
 /// Checks: K-1, K-2, K-4.
 #[test]
 fn async_senders_race_on_a_shared_key() {
-    // Bound 1, also for the mutation runs: 343,602 executions, 67 s;
+    // Bound 1, also for the mutation runs: 233,600 executions, 32 s;
     // bound 2 does not finish within 60 s (see the sync flavour).
     senders_race_on_a_shared_key::<Async>(model!().preemption_bound(1).max_preemption_bound(1));
 }

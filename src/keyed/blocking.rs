@@ -162,6 +162,13 @@ impl<K: Eq + Hash + Clone, V> SyncReceiver<K, V> {
     pub fn tracked_keys(&mut self) -> usize {
         self.inbox.get_mut().tracked_keys()
     }
+
+    /// Places in the key table's array (in use or free). A diagnostic for
+    /// tests: 64 until more than 32 keys are tracked at once.
+    #[doc(hidden)]
+    pub fn key_table_places(&mut self) -> usize {
+        self.inbox.get_mut().key_places()
+    }
 }
 
 impl<K: Eq + Hash + Clone, V> Clone for SyncSender<K, V> {

@@ -218,6 +218,11 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         self.waiting.len + self.ready.len()
     }
 
+    /// Places in the key table's array. A diagnostic (K-6).
+    pub(crate) fn key_places(&self) -> usize {
+        self.keys.places()
+    }
+
     /// Keys with an entry: held or waited for. A diagnostic (K-6).
     pub(crate) fn tracked_keys(&self) -> usize {
         self.keys.len()

@@ -349,17 +349,17 @@ impl<K, V> Keyed<K> for Box<Envelope<K, V>> {
     }
 }
 
-/// Released envelopes the receiver keeps for new messages, at most.
-const SPARE_ENVELOPES: usize = 64;
-
 /// The receiver's half: the key table and the reading end of the slots,
 /// which nobody else touches. Both flavours' receivers wrap one.
 struct Inbox<K: Eq + Hash + Clone, V> {
     shared: Arc<Shared<K, V>>,
     core: Core<K, Box<Envelope<K, V>>>,
     reader: Reader<K, V>,
-    /// Released envelopes, emptied, for the next messages filed: in the
-    /// steady state no message costs an allocation.
+    /// Released envelopes, emptied, for the next messages filed. One is
+    /// allocated only when none is spare, so no message costs an allocation
+    /// unless more messages are filed, held or being released at once than
+    /// ever before; there are never more envelopes than that peak (as a
+    /// `Vec` keeps the capacity of its longest).
     spare: Vec<Box<Envelope<K, V>>>,
 }
 
@@ -380,10 +380,8 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
             self.core.release(&envelope.keys);
             // Its value went with its `Message`; its keys go now, and the
             // envelope carries the next message.
-            if self.spare.len() < SPARE_ENVELOPES {
-                envelope.empty_keys();
-                self.spare.push(envelope);
-            }
+            envelope.empty_keys();
+            self.spare.push(envelope);
         }
     }
 
@@ -458,6 +456,14 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
 
     /// Frees the slot of a message just received, waking a sender that
     /// waits for one.
+    ///
+    /// The costliest instruction of a receive when the channel is full:
+    /// senders write and read this word all the time, so the decrement
+    /// waits for its cache line (BENCHMARKS.md). A received-count of the
+    /// receiver's own, stored plainly, would not remove that wait: a
+    /// sender going to sleep and a receive freeing a slot must still see
+    /// each other, which takes a read-modify-write of one shared word (or
+    /// a fence) on both sides.
     fn received(&self) {
         // Relaxed: the count carries no data; the RMW sees every sleeper
         // counted before it (`Shared::try_reserve`), and a sender counted
@@ -473,6 +479,11 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     fn tracked_keys(&mut self) -> usize {
         self.take_releases();
         self.core.tracked_keys()
+    }
+
+    /// Places in the key table's array. A diagnostic (K-6).
+    fn key_places(&self) -> usize {
+        self.core.key_places()
     }
 }
 
