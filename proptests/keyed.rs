@@ -135,8 +135,17 @@ where
                 match rx.try_recv() {
                     Ok(message) => {
                         let id = message.value().id;
-                        prop_assert!(deliverable.contains(&id), "delivered {} of {:?}", id, deliverable);
-                        let at = reference.queue.iter().position(|(q, _, _)| *q == id).unwrap();
+                        prop_assert!(
+                            deliverable.contains(&id),
+                            "delivered {} of {:?}",
+                            id,
+                            deliverable
+                        );
+                        let at = reference
+                            .queue
+                            .iter()
+                            .position(|(q, _, _)| *q == id)
+                            .unwrap();
                         let (_, keys, as_sent) = reference.queue.remove(at);
                         // K-8: deduplicated, first-seen order.
                         let mut expect: Vec<K> = Vec::new();
@@ -147,7 +156,11 @@ where
                         }
                         prop_assert_eq!(message.keys(), &expect[..]);
                         for k in &keys {
-                            prop_assert!(reference.held.insert(k.clone()), "key {:?} held twice (K-1)", k);
+                            prop_assert!(
+                                reference.held.insert(k.clone()),
+                                "key {:?} held twice (K-1)",
+                                k
+                            );
                             received.entry(k.clone()).or_default().push(id);
                         }
                         live.push(message);
@@ -187,7 +200,12 @@ where
     // K-2: per key, what was received is exactly a prefix of what was
     // sent: in order, and none overtaking one still queued.
     for (key, ids) in &received {
-        prop_assert_eq!(&sent[key][..ids.len()], &ids[..], "key {:?} out of order", key);
+        prop_assert_eq!(
+            &sent[key][..ids.len()],
+            &ids[..],
+            "key {:?} out of order",
+            key
+        );
     }
     // K-4: every value dropped exactly once, queued ones with the
     // receiver.
@@ -229,10 +247,16 @@ proptest! {
 /// Checks: K-1, K-2, K-3, K-4, K-6, K-8.
 #[test]
 fn matches_reference_model_with_many_colliding_keys() {
-    let (middle, drain) = if cfg!(miri) { (0..20, 60) } else { (0..500, 700) };
+    let (middle, drain) = if cfg!(miri) {
+        (0..20, 60)
+    } else {
+        (0..500, 700)
+    };
     let grow = (0..34u16).flat_map(|k| [Op::Send(vec![Colliding(1000 + k)]), Op::Recv]);
     let grow: Vec<Op<Colliding>> = grow.collect();
-    let drain: Vec<Op<Colliding>> = (0..drain).flat_map(|_| [Op::Release(0), Op::Recv]).collect();
+    let drain: Vec<Op<Colliding>> = (0..drain)
+        .flat_map(|_| [Op::Release(0), Op::Recv])
+        .collect();
     let keys = (0..400u16).prop_map(Colliding);
     let ops = proptest::collection::vec(op(keys, [6, 4, 1, 1]), middle).prop_map(move |middle| {
         let mut ops = grow.clone();
@@ -243,7 +267,12 @@ fn matches_reference_model_with_many_colliding_keys() {
     TestRunner::new(crate::support::proptest_config(256))
         .run(&ops, |ops| {
             let seen = run_against_reference(ops, 256)?;
-            prop_assert!(seen.peak > 32 && seen.fell, "tracked at most {} keys, fell: {}", seen.peak, seen.fell);
+            prop_assert!(
+                seen.peak > 32 && seen.fell,
+                "tracked at most {} keys, fell: {}",
+                seen.peak,
+                seen.fell
+            );
             prop_assert!(seen.peak_places > 64, "the table's array never grew");
             Ok(())
         })
@@ -291,7 +320,7 @@ fn huge_capacity_allocates_nothing_up_front() {
 fn errors_and_capacity_follow_the_contract() {
     use modelsync::keyed::error::{RecvError, RecvTimeoutError, SendError};
     use std::time::Duration;
-    
+
     for build in [(|| drop(sync_channel::<u8, u8>(0))) as fn(), || {
         drop(modelsync::keyed::channel::<u8, u8>(0))
     }] {
