@@ -282,6 +282,59 @@ fn matches_reference_model_with_many_colliding_keys() {
 /// A value that implements nothing: errors must still be `Debug`.
 struct Opaque(#[allow(dead_code)] u32);
 
+/// A key whose `Clone` panics for one value: the receiver clones a key
+/// when it files a message that takes it.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct CloneBomb(u32);
+
+const BOMB: u32 = 13;
+
+impl Clone for CloneBomb {
+    fn clone(&self) -> Self {
+        assert_ne!(self.0, BOMB, "the key's Clone panicked");
+        CloneBomb(self.0)
+    }
+}
+
+/// A key's `Clone` that panics while the receiver files its message: the
+/// panic comes out of `recv`, the message is dropped with its value,
+/// exactly once, and its slot is freed; every other message is received,
+/// and dropping the receiver drops every queued value once (and returns:
+/// it does not wait for the lost message).
+///
+/// Checks: K-4, K-7.
+#[test]
+fn a_panicking_key_loses_only_its_own_message() {
+    let mut log = DropLog::default();
+    let (tx, mut rx) = sync_channel::<CloneBomb, Item>(2);
+    tx.try_send([CloneBomb(1)], log.item()).unwrap(); // id 0
+    tx.try_send([CloneBomb(BOMB)], log.item()).unwrap(); // id 1
+    let first = rx.recv().unwrap();
+    assert_eq!(first.value().id, 0);
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rx.recv().is_ok()));
+    let message = crate::support::panic_message(panicked.unwrap_err());
+    assert!(
+        message.contains("Clone panicked"),
+        "panic message: {message}"
+    );
+    assert_eq!(log.dropped_ids(), vec![1], "the lost message's value, once");
+    // Its slot is free: with `first` received, both places are.
+    tx.try_send([CloneBomb(2)], log.item()).unwrap(); // id 2
+    tx.try_send([CloneBomb(1)], log.item()).unwrap(); // id 3, waits for `first`
+    assert!(matches!(
+        tx.try_send([CloneBomb(4)], log.item()),
+        Err(TrySendError::Full(_))
+    ));
+    assert_eq!(rx.recv().unwrap().value().id, 2);
+    assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Conflicted);
+    drop(first);
+    assert_eq!(rx.recv().unwrap().value().id, 3);
+    tx.try_send([CloneBomb(5)], log.item()).unwrap(); // id 5, dropped with the receiver
+    drop(rx);
+    drop(tx);
+    assert_eq!(log.each_dropped_once(), Ok(()));
+}
+
 /// A capacity of `usize::MAX` (beyond 2^32 - 1, so it acts as 2^32 - 1)
 /// allocates nothing up front, in both flavours: the channel works, and
 /// 200 messages held at once (several blocks of slots) come out in order.

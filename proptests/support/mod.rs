@@ -36,6 +36,11 @@ impl DropLog {
         }
     }
 
+    /// The ids dropped so far, in drop order.
+    pub fn dropped_ids(&self) -> Vec<u32> {
+        self.dropped.borrow().clone()
+    }
+
     /// The ids of every item created, if each was dropped exactly once;
     /// otherwise the sorted ids that were dropped.
     pub fn each_dropped_once(&self) -> Result<(), Vec<u32>> {

@@ -11,6 +11,12 @@
 //! - A message that cannot be ready at once joins the waiting queue of
 //!   *every* one of its keys, so that it keeps later messages on each of
 //!   them behind it even while some of its keys are free (K-2).
+//! - A key's waiting queue is a list threaded through the waiting
+//!   messages themselves: the key's entry names the first and the last,
+//!   each message names the next one on each of its keys. Joining and
+//!   leaving a queue allocate nothing, and an entry stays small (two
+//!   to a cache line for 8-byte keys), which is what a receive pays for
+//!   when many keys are waited for at once.
 //! - `blocked` counts the keys of a waiting message where it is not yet
 //!   at the head of a free key. Only a release of a key can lower it (the
 //!   key's head becomes head of a free key), so a release costs the
@@ -33,6 +39,14 @@ use std::hash::{BuildHasher, Hash};
 
 use super::table::Table;
 
+/// A waiting message's place in the slab. 32 bits: at most 2^32 - 1
+/// messages are queued (the channel's count has 32 bits), so places run
+/// from 0 to 2^32 - 2, and `NONE` is never one.
+type Index = u32;
+
+/// No message: the end of a key's waiting queue.
+const NONE: Index = Index::MAX;
+
 /// What the core queues: anything that knows its (deduplicated) keys.
 pub(crate) trait Keyed<K> {
     fn keys(&self) -> &KeySet<K>;
@@ -44,6 +58,37 @@ struct Waiting<M> {
     /// Keys where this message is not the head of a free key's queue;
     /// it is ready when this reaches 0.
     blocked: usize,
+    /// For each of its keys, in `KeySet` order, the message behind it in
+    /// that key's queue.
+    behind: Behind,
+}
+
+/// The next message in each of a waiting message's key queues, or `NONE`.
+/// One key, the common case, needs no allocation.
+enum Behind {
+    One(Index),
+    Many(Box<[Index]>),
+}
+
+impl Behind {
+    /// Nobody behind on any of `keys` keys.
+    fn none(keys: usize) -> Self {
+        if keys == 1 {
+            Behind::One(NONE)
+        } else {
+            Behind::Many(vec![NONE; keys].into_boxed_slice())
+        }
+    }
+
+    fn slot(&mut self, place: usize) -> &mut Index {
+        match self {
+            Behind::One(next) => {
+                debug_assert_eq!(place, 0, "one key, one place");
+                next
+            }
+            Behind::Many(next) => &mut next[place],
+        }
+    }
 }
 
 /// A key's entry in the table: present exactly while the key is held or
@@ -52,16 +97,20 @@ struct KeyState<K> {
     key: K,
     /// The key's hash, as its sender computed it.
     hash: u64,
+    /// The oldest queued message waiting for this key, or `NONE`.
+    first: Index,
+    /// The newest, if any (`first` says), and the key's place among its
+    /// keys, so that the next message joins behind it without a search.
+    last: Index,
+    last_place: u32,
     held: bool,
-    /// Queued messages waiting for this key, oldest first.
-    waiting: VecDeque<usize>,
 }
 
 /// Waiting messages in a slab, addressed by index (a key's queue holds
 /// indices); freed slots are reused.
 struct Slab<T> {
     slots: Vec<Option<T>>,
-    free: Vec<usize>,
+    free: Vec<Index>,
     len: usize,
 }
 
@@ -75,33 +124,37 @@ impl<T> Slab<T> {
     }
 
     /// The index the next `insert` will use.
-    fn next_index(&self) -> usize {
-        self.free.last().copied().unwrap_or(self.slots.len())
-    }
-
-    fn insert(&mut self, value: T) -> usize {
-        self.len += 1;
-        match self.free.pop() {
-            Some(index) => {
-                self.slots[index] = Some(value);
-                index
-            }
-            None => {
-                self.slots.push(Some(value));
-                self.slots.len() - 1
-            }
+    fn next_index(&self) -> Index {
+        match self.free.last() {
+            Some(&index) => index,
+            None => Index::try_from(self.slots.len())
+                .ok()
+                .filter(|&index| index != NONE)
+                .expect("at most 2^32 - 1 messages are queued"),
         }
     }
 
-    fn remove(&mut self, index: usize) -> T {
-        let value = self.slots[index].take().expect("a queued message");
+    fn insert(&mut self, value: T) -> Index {
+        let index = self.next_index();
+        self.len += 1;
+        match self.free.pop() {
+            Some(_) => self.slots[index as usize] = Some(value),
+            None => self.slots.push(Some(value)),
+        }
+        index
+    }
+
+    fn remove(&mut self, index: Index) -> T {
+        let value = self.slots[index as usize].take().expect("a queued message");
         self.free.push(index);
         self.len -= 1;
         value
     }
 
-    fn get_mut(&mut self, index: usize) -> &mut T {
-        self.slots[index].as_mut().expect("a queued message")
+    fn get_mut(&mut self, index: Index) -> &mut T {
+        self.slots[index as usize]
+            .as_mut()
+            .expect("a queued message")
     }
 }
 
@@ -193,6 +246,27 @@ impl<K> KeySet<K> {
     }
 }
 
+/// Puts the message `index` (not yet in `waiting` when it is the one being
+/// queued) at the end of a key's queue; `place` is the key's place among
+/// its keys.
+fn join_queue<K, M>(
+    state: &mut KeyState<K>,
+    waiting: &mut Slab<Waiting<M>>,
+    index: Index,
+    place: usize,
+) {
+    if state.first == NONE {
+        state.first = index;
+    } else {
+        *waiting
+            .get_mut(state.last)
+            .behind
+            .slot(state.last_place as usize) = index;
+    }
+    state.last = index;
+    state.last_place = u32::try_from(place).expect("at most 2^32 keys in a message");
+}
+
 /// Finds `key`'s entry among those with its hash.
 fn is<K: Eq>(key: &K) -> impl Fn(&KeyState<K>) -> bool + '_ {
     move |state| state.key == *key
@@ -239,21 +313,23 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         let index = self.waiting.next_index();
         let mut blocked = 0;
         let mut reserved = 0;
-        for (key, hash) in message.keys().hashed() {
+        for (place, (key, hash)) in message.keys().hashed().enumerate() {
             match self.keys.find_or_vacancy(hash, is(key), hash_of) {
                 // Held, or waited for by an earlier message: wait behind it.
                 Ok(at) => {
                     let state = self.keys.get_mut(at);
-                    debug_assert!(state.held || !state.waiting.is_empty(), "a stale entry");
-                    state.waiting.push_back(index);
+                    debug_assert!(state.held || state.first != NONE, "a stale entry");
+                    join_queue(state, &mut self.waiting, index, place);
                     blocked += 1;
                 }
                 Err(vacancy) => {
                     let state = KeyState {
                         key: key.clone(),
                         hash,
+                        first: NONE,
+                        last: NONE,
+                        last_place: 0,
                         held: true, // reserved (K-1)
-                        waiting: VecDeque::new(),
                     };
                     self.keys.insert_at(vacancy, state);
                     reserved += 1;
@@ -265,16 +341,22 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
             return;
         }
         if reserved > 0 {
-            for (key, hash) in message.keys().hashed() {
-                let state = self.state_mut(key, hash);
-                if state.held && state.waiting.is_empty() {
+            for (place, (key, hash)) in message.keys().hashed().enumerate() {
+                let at = self.keys.find(hash, is(key)).expect("a tracked key");
+                let state = self.keys.get_mut(at);
+                if state.held && state.first == NONE {
                     // Reserved above: free, and this message heads its queue.
                     state.held = false;
-                    state.waiting.push_back(index);
+                    join_queue(state, &mut self.waiting, index, place);
                 }
             }
         }
-        let at = self.waiting.insert(Waiting { message, blocked });
+        let behind = Behind::none(message.keys().as_slice().len());
+        let at = self.waiting.insert(Waiting {
+            message,
+            blocked,
+            behind,
+        });
         debug_assert_eq!(at, index, "waited under another index");
     }
 
@@ -292,10 +374,11 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
             let at = self.keys.find(hash, is(key)).expect("a held key's entry");
             let state = self.keys.get_mut(at);
             debug_assert!(state.held, "released a key nobody held");
-            let Some(&head) = state.waiting.front() else {
+            let head = state.first;
+            if head == NONE {
                 self.keys.remove_at(at, hash_of); // nobody waits: the key is done (K-6)
                 continue;
-            };
+            }
             state.held = false;
             let head_message = self.waiting.get_mut(head);
             head_message.blocked -= 1;
@@ -307,24 +390,23 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         promoted
     }
 
-    /// The entry of `key`, which has one.
-    fn state_mut(&mut self, key: &K, hash: u64) -> &mut KeyState<K> {
-        let at = self.keys.find(hash, is(key)).expect("a tracked key");
-        self.keys.get_mut(at)
-    }
-
     /// Makes the waiting message `index`, at the head of every one of its
     /// keys' queues with every key free, ready: it takes its keys.
-    fn promote(&mut self, index: usize) {
-        let promoted = self.waiting.remove(index).message;
-        for (key, hash) in promoted.keys().hashed() {
-            let state = self.state_mut(key, hash);
-            let head = state.waiting.pop_front();
-            debug_assert_eq!(head, Some(index), "promoted a message not at the head");
+    fn promote(&mut self, index: Index) {
+        let Waiting {
+            message,
+            mut behind,
+            ..
+        } = self.waiting.remove(index);
+        for (place, (key, hash)) in message.keys().hashed().enumerate() {
+            let at = self.keys.find(hash, is(key)).expect("a tracked key");
+            let state = self.keys.get_mut(at);
+            debug_assert_eq!(state.first, index, "promoted a message not at the head");
             debug_assert!(!state.held, "promoted onto a held key");
+            state.first = *behind.slot(place);
             state.held = true; // reserved before it is received (K-1)
         }
-        self.ready.push_back(promoted);
+        self.ready.push_back(message);
     }
 
     /// Empties the core (its receiver is gone): returns every queued

@@ -57,7 +57,10 @@ pub(super) struct Envelope<K, V> {
     /// envelope drops or takes it; absent once `released`.
     pub(super) value: ManuallyDrop<V>,
     /// Set by the `Message` before it pushes the envelope back; written by
-    /// the owner only, and published by the push like the rest.
+    /// the owner only, and published by the push like the rest. Until
+    /// then, dropping the envelope drops its value: a message the receiver
+    /// never handed out (its receiver went, or a key's `Eq` or `Clone`
+    /// panicked while it was filed) is not leaked.
     pub(super) released: bool,
 }
 
@@ -94,16 +97,14 @@ impl<K, V> Envelope<K, V> {
     pub(super) fn empty_keys(&mut self) {
         self.keys = KeySet::empty();
     }
+}
 
-    /// Frees the envelope, dropping its value if it still holds one (it
-    /// was never handed out in a `Message`).
-    // Takes the box: freeing the allocation is the point.
-    #[allow(clippy::boxed_local)]
-    pub(super) fn discard(mut self: Box<Self>) {
+impl<K, V> Drop for Envelope<K, V> {
+    fn drop(&mut self) {
         if !self.released {
             // SAFETY: an envelope not released still holds its value (only
             // a `Message` takes it, and it then marks the envelope
-            // released); the envelope is freed right after.
+            // released), and this is the envelope's last use.
             unsafe { ManuallyDrop::drop(&mut self.value) };
         }
     }
@@ -203,9 +204,7 @@ impl<K, V> Stack<K, V> {
 
 impl<K, V> Drop for Stack<K, V> {
     fn drop(&mut self) {
-        for envelope in self.take_all() {
-            envelope.discard();
-        }
+        drop(self.take_all());
     }
 }
 

@@ -56,7 +56,13 @@
 //!   messages' keys, its `Clone` and its `Drop` run on the receiver's
 //!   thread, inside its calls (`recv`, `try_recv`, `recv_timeout`,
 //!   dropping it). A `Hash` that panics panics in `send`, before the
-//!   message takes a slot.
+//!   message takes a slot. An `Eq` or `Clone` that panics panics in the
+//!   receiver's call: the message it was filing is dropped with its value
+//!   and its slot freed, nothing else is lost or doubled, and dropping the
+//!   receiver still drops every queued value once; the keys that call was
+//!   filing or releasing may stay held (messages waiting for them then
+//!   wait until the receiver is dropped), as a `HashMap` whose `Eq`
+//!   panics is left valid but unspecified.
 //! - **Cost**: a send, a receive and a release each cost O(keys of the
 //!   message) expected (a release also pays for the messages it makes
 //!   ready), never a scan of the queue; memory is O(queued messages + held
@@ -277,7 +283,7 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
             let new = if full { queued + SLEEPER } else { queued + 1 };
             // Relaxed: as the load. A sleeper's increment and a receive's
             // decrement are RMWs of this one word, so whichever comes
-            // second sees the first (`Inbox::received`).
+            // second sees the first (`Shared::free_slot`).
             match self
                 .queued
                 .compare_exchange_weak(queued, new, Relaxed, Relaxed)
@@ -334,6 +340,26 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
         }
     }
 
+    /// Frees the slot of a message just received (or lost: `Inbox::
+    /// next_ready`), waking a sender that waits for one.
+    ///
+    /// The costliest instruction of a receive when the channel is full:
+    /// senders write and read this word all the time, so the decrement
+    /// waits for its cache line (BENCHMARKS.md). A received-count of the
+    /// receiver's own, stored plainly, would not remove that wait: a
+    /// sender going to sleep and a receive freeing a slot must still see
+    /// each other, which takes a read-modify-write of one shared word (or
+    /// a fence) on both sides.
+    fn free_slot(&self) {
+        // Relaxed: the count carries no data; the RMW sees every sleeper
+        // counted before it (`Shared::try_reserve`), and a sender counted
+        // after it sees the freed slot.
+        let before = self.queued.fetch_sub(1, Relaxed);
+        if before & SLEEPERS != 0 {
+            self.wake.one_sender();
+        }
+    }
+
     /// A dropped message's envelope, value gone, back to the receiver.
     fn release(&self, mut envelope: Box<Envelope<K, V>>) {
         envelope.released = true;
@@ -355,6 +381,10 @@ struct Inbox<K: Eq + Hash + Clone, V> {
     shared: Arc<Shared<K, V>>,
     core: Core<K, Box<Envelope<K, V>>>,
     reader: Reader<K, V>,
+    /// Messages read from the slots and not yet received: filed in the
+    /// core. Every slot taken and not received holds one of these or a
+    /// message not yet read (`Inbox::drop` waits for those).
+    filed: usize,
     /// Released envelopes, emptied, for the next messages filed. One is
     /// allocated only when none is spare, so no message costs an allocation
     /// unless more messages are filed, held or being released at once than
@@ -369,6 +399,7 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
             shared,
             core: Core::new(),
             reader,
+            filed: 0,
             spare: Vec::new(),
         }
     }
@@ -403,7 +434,13 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
                 }
                 None => Envelope::new(keys, value),
             };
+            // Filing runs the keys' `Eq` and `Clone`. If one panics, the
+            // message is lost (its envelope drops its value on the way out)
+            // and its slot is freed as if it had been received.
+            let lost_on_panic = FreeSlotOnDrop(&self.shared);
             self.core.push(envelope);
+            std::mem::forget(lost_on_panic);
+            self.filed += 1;
         }
     }
 
@@ -425,7 +462,8 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
         }
         match next {
             Some(envelope) => {
-                self.received();
+                self.filed -= 1;
+                self.shared.free_slot();
                 Ok(Message {
                     envelope: ManuallyDrop::new(envelope),
                     shared: self.shared.clone(),
@@ -454,26 +492,6 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
         self.shared.released.announce_waiting() && self.reader.announce_waiting()
     }
 
-    /// Frees the slot of a message just received, waking a sender that
-    /// waits for one.
-    ///
-    /// The costliest instruction of a receive when the channel is full:
-    /// senders write and read this word all the time, so the decrement
-    /// waits for its cache line (BENCHMARKS.md). A received-count of the
-    /// receiver's own, stored plainly, would not remove that wait: a
-    /// sender going to sleep and a receive freeing a slot must still see
-    /// each other, which takes a read-modify-write of one shared word (or
-    /// a fence) on both sides.
-    fn received(&self) {
-        // Relaxed: the count carries no data; the RMW sees every sleeper
-        // counted before it (`Shared::try_reserve`), and a sender counted
-        // after it sees the freed slot.
-        let before = self.shared.queued.fetch_sub(1, Relaxed);
-        if before & SLEEPERS != 0 {
-            self.shared.wake.one_sender();
-        }
-    }
-
     /// Keys with an entry: held or waited for (by messages filed so far).
     /// A diagnostic (K-6).
     fn tracked_keys(&mut self) -> usize {
@@ -493,27 +511,33 @@ impl<K: Eq + Hash + Clone, V> Drop for Inbox<K, V> {
         // is woken below, after the lock or the `Notify` orders this write
         // before its next look.
         let taken = (self.shared.queued.fetch_or(CLOSED, Relaxed) & COUNT) as usize;
-        // Every slot taken belongs to a message in the core or on its way
-        // to it; wait for the ones still being written, so that every
-        // queued value is dropped here, exactly once (K-4), and the reader
-        // frees its last block with no writer left in it.
-        let filed: Vec<Box<Envelope<K, V>>> = self.core.clear();
-        let mut written = Vec::new();
-        while filed.len() + written.len() < taken {
+        // Every slot taken holds a message filed in the core or one not
+        // yet read; wait for the unread ones still being written, so that
+        // every queued value is dropped here, exactly once (K-4), and the
+        // reader frees its last block with no writer left in it.
+        let unread = taken - self.filed;
+        let mut written = Vec::with_capacity(unread);
+        while written.len() < unread {
             match self.reader.pop() {
                 Some(message) => written.push(message),
                 None => thread::yield_now(), // a sender between its slot and its write
             }
         }
         self.shared.wake.all_senders();
-        for envelope in filed {
-            envelope.discard();
-        }
+        drop(self.core.clear());
         drop(written);
         // Released envelopes are freed now rather than with the last handle.
-        for envelope in self.shared.released.take_all() {
-            envelope.discard();
-        }
+        drop(self.shared.released.take_all());
+    }
+}
+
+/// Frees a message's slot when dropped (`Shared::free_slot`): forgotten
+/// once the message is filed, run only if filing panicked.
+struct FreeSlotOnDrop<'a, K: Eq + Hash + Clone, V>(&'a Shared<K, V>);
+
+impl<K: Eq + Hash + Clone, V> Drop for FreeSlotOnDrop<'_, K, V> {
+    fn drop(&mut self) {
+        self.0.free_slot();
     }
 }
 
