@@ -10,7 +10,7 @@
 use std::future::Future;
 use std::task::Context;
 
-use crate::harness::{counting_waker, model, Handoff, Ledger, Model, Reach, Tracked};
+use crate::harness::{counting_waker, model, Flag, Handoff, Ledger, Model, Reach, Tracked};
 use modelsync::keyed::error::{RecvError, SendError, TryRecvError};
 use modelsync::keyed::{self, Message};
 use modelsync::sync::thread;
@@ -400,6 +400,129 @@ fn sync_capacity_freed_by_a_concurrent_receive() {
 fn async_capacity_freed_by_a_concurrent_receive() {
     // Bound 2 in pull requests: bound 3 takes about a minute.
     capacity_freed_by_a_concurrent_receive::<Async>(model!().preemption_bound(2));
+}
+
+/// Two senders share a channel of capacity 1 (one sends two messages, the
+/// other one) while the receiver takes all three. A sender compares
+/// against the received count senders last saw and reads the receiver's
+/// own count only when that view says "full"; whatever it reads there
+/// must come with the sends those receives took, or it would find the
+/// room full that two receives freed, and sleep with nobody left to wake
+/// it (K-7). Every message arrives once (K-4).
+fn senders_share_the_room<F: Flavour>(model: Model) {
+    let late = Reach::new("second_sender_sent_after_two_receives");
+    let r = late.clone();
+    model.reach(&late).check(move || {
+        let ledger = Ledger::new(3);
+        let (tx, mut rx) = F::channel(1);
+        let two_received = Flag::default();
+        let senders: Vec<_> = [&[0usize, 1][..], &[2]]
+            .into_iter()
+            .map(|ids| {
+                let (tx, ledger, two_received, r) =
+                    (tx.clone(), ledger.clone(), two_received.clone(), r.clone());
+                thread::spawn(move || {
+                    for &id in ids {
+                        if id == 2 {
+                            r.hit_if(two_received.get());
+                        }
+                        F::send(&tx, &[id as u8], ledger.item(id)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        drop(tx);
+        for received in 1..=3 {
+            let message = F::recv(&mut rx).expect("three messages");
+            ledger.deliver(message.into_value());
+            if received == 2 {
+                two_received.set();
+            }
+        }
+        for s in senders {
+            s.join().unwrap();
+        }
+        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Disconnected));
+        ledger.assert_all_delivered_once();
+    });
+}
+
+/// Checks: K-4, K-7.
+#[test]
+fn sync_senders_share_the_room() {
+    // Bound 1, also for the mutation runs (5,353 executions; bound 2 takes
+    // 207,723, over two minutes). Under loom a stale view cannot outlive the
+    // yield a sync sender makes before it sleeps (loom returns no value
+    // seen before a yield again), so it is the async flavour, which does
+    // not yield there, that shows a sleeper deciding on a stale view.
+    senders_share_the_room::<Blocking>(model!().max_preemption_bound(1));
+}
+
+/// Checks: K-4, K-7.
+#[test]
+fn async_senders_share_the_room() {
+    // Bound 0, also for the mutation runs: 5,088 executions, under a
+    // second; bound 1 takes over a million executions, two minutes. Bound 0
+    // already has each thread run until it blocks, in every order, with
+    // every value a relaxed load may read: enough for the sleeper that
+    // decides on a stale view (it deadlocks).
+    senders_share_the_room::<Async>(model!().max_preemption_bound(0));
+}
+
+/// Five messages from one sender while the receiver takes them. Under the
+/// models a block holds two slots, so the receiver is done with the first
+/// block after two messages, and the sender's fourth message installs the
+/// third block: the first one, reused, when the receiver got there first;
+/// the fifth message is written into it. A block handed over without
+/// ordering would be a data race on the slot the receiver read and the
+/// sender writes again, which loom reports. Every message arrives once,
+/// in order (K-4).
+fn blocks_reused_while_sending<F: Flavour>(model: Model) {
+    let reused = Reach::new("first_block_done_before_the_fourth_send");
+    let r = reused.clone();
+    model.reach(&reused).check(move || {
+        let ledger = Ledger::new(5);
+        let (tx, mut rx) = F::channel(5);
+        let first_block_done = Flag::default();
+        let sender = {
+            let (ledger, first_block_done, r) =
+                (ledger.clone(), first_block_done.clone(), r.clone());
+            thread::spawn(move || {
+                for id in 0..5 {
+                    if id == 3 {
+                        r.hit_if(first_block_done.get());
+                    }
+                    F::send(&tx, &[id as u8], ledger.item(id)).unwrap();
+                }
+            })
+        };
+        for id in 0..5 {
+            let message = F::recv(&mut rx).expect("five messages");
+            assert_eq!(message.value().id(), id, "out of order");
+            ledger.deliver(message.into_value());
+            if id == 1 {
+                first_block_done.set();
+            }
+        }
+        sender.join().unwrap();
+        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Disconnected));
+        ledger.assert_all_delivered_once();
+    });
+}
+
+/// Checks: K-4.
+#[test]
+fn sync_blocks_reused_while_sending() {
+    // Bound 3: 17,803 executions, under two seconds; bound 4 takes 84,585
+    // (5 s). The mutation runs' bound 2 (2,223) reaches the reuse too.
+    blocks_reused_while_sending::<Blocking>(model!().preemption_bound(3));
+}
+
+/// Checks: K-4.
+#[test]
+fn async_blocks_reused_while_sending() {
+    // Bound 3: 52,687 executions, 3.4 s; bound 4 takes 266,216 (17 s).
+    blocks_reused_while_sending::<Async>(model!().preemption_bound(3));
 }
 
 /// An async `recv`, pending on a conflicted message, is cancelled while

@@ -335,7 +335,7 @@ fn a_panicking_key_loses_only_its_own_message() {
     assert_eq!(log.each_dropped_once(), Ok(()));
 }
 
-/// A capacity of `usize::MAX` (beyond 2^32 - 1, so it acts as 2^32 - 1)
+/// A capacity of `usize::MAX` (beyond 2^31 - 1, so it acts as 2^31 - 1)
 /// allocates nothing up front, in both flavours: the channel works, and
 /// 200 messages held at once (several blocks of slots) come out in order.
 /// A channel that allocated its capacity would abort here.

@@ -399,8 +399,9 @@ fn run(
     // reported with that run's counts.
     let zero = vec![0; counters.reaches.len() + 1];
     let mut finished = None;
-    // From 1: a model capped at bound 1 reports 1.
-    for b in 1.. {
+    // From 1: a model capped at bound 1 reports 1. From 0 for a model
+    // capped at 0, whose bound 1 may not finish within a short budget.
+    for b in max_bound.map_or(1, |max| max.min(1)).. {
         counters.restore(&zero);
         if !loom_run(Some(b), budget, &scenario) {
             break;

@@ -39,9 +39,9 @@ use std::hash::{BuildHasher, Hash};
 
 use super::table::Table;
 
-/// A waiting message's place in the slab. 32 bits: at most 2^32 - 1
-/// messages are queued (the channel's count has 32 bits), so places run
-/// from 0 to 2^32 - 2, and `NONE` is never one.
+/// A waiting message's place in the slab. 32 bits: at most 2^31 - 1
+/// messages are queued (the channel's capacity is at most that, `room.rs`),
+/// so places stay below 2^31, and `NONE` is never one.
 type Index = u32;
 
 /// No message: the end of a key's waiting queue.

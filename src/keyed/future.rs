@@ -59,7 +59,7 @@ pub struct Receiver<K: Eq + Hash + Clone, V> {
 /// way (its cooperative budget is 128 operations).
 const RECV_BUDGET: u32 = 128;
 
-/// A sender counted asleep in `Shared::queued`; uncounted when it wakes or
+/// A sender counted asleep in the channel's `Room`; uncounted when it wakes or
 /// its `send` is cancelled.
 struct Sleeper<'a, K: Eq + Hash + Clone, V>(&'a Shared<K, V>);
 

@@ -84,9 +84,11 @@
 //! left to file. So a receive reads no further than it must, and the key
 //! table (`table.rs`) holds the keys of messages held, ready or waiting,
 //! not of every message queued. A message leaves in an envelope kept from
-//! a released message when there is one. One atomic word counts
-//! the messages sent and not yet received (the capacity) and the senders
-//! asleep for room. A receiver about to sleep announces it on the stack
+//! a released message when there is one. The capacity is two counts on
+//! two cache lines (`room.rs`): senders count what they send, the
+//! receiver what it receives and the senders asleep for room, and senders
+//! read the receiver's count only when their last look at it says the
+//! channel is full. A receiver about to sleep announces it on the stack
 //! and on the slot it waits for; the next release, or the writer of that
 //! slot, wakes it. A receive wakes a sender waiting for room.
 //!
@@ -111,15 +113,16 @@
 //!
 //! `capacity` bounds the messages sent and not yet received; received
 //! messages that still hold their keys do not count. A capacity of 0
-//! panics; one above 2^32 - 1 acts as 2^32 - 1 (the count shares its word
-//! with the count of sleeping senders). Nothing is allocated up front:
-//! memory follows the messages queued, whatever the capacity.
+//! panics; one above 2^31 - 1 acts as 2^31 - 1 (the counts share their
+//! words with other fields). Nothing is allocated up front: memory follows
+//! the messages queued, whatever the capacity.
 
 mod blocking;
 mod core;
 pub mod error;
 mod future;
 mod intake;
+mod room;
 mod slots;
 mod table;
 
@@ -131,37 +134,27 @@ use std::ptr;
 
 use self::core::{Core, KeySet, Keyed};
 use self::intake::{Envelope, Stack};
+use self::room::{Refused, Room};
 use self::slots::{Reader, Slots};
 use crate::notify::Notify;
 use crate::park::Unparker;
-use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering::*};
+use crate::sync::atomic::{AtomicUsize, Ordering::*};
 use crate::sync::{thread, Arc, CachePadded, Condvar, Mutex};
 
 pub use blocking::{sync_channel, SyncReceiver, SyncSender};
 pub use future::{channel, Receiver, Sender};
 
-/// `Shared::queued`: messages sent (a slot taken) and not yet received in
-/// the low 32 bits, senders asleep for room in the next 31, and
-/// `CLOSED` on top once the receiver is gone. One word, so that a sender
-/// going to sleep and a receive freeing a slot see each other without a
-/// fence: their read-modify-writes of it are totally ordered.
-const COUNT: u64 = (1 << 32) - 1;
-const SLEEPER: u64 = 1 << 32;
-const SLEEPERS: u64 = ((1 << 31) - 1) << 32;
-const CLOSED: u64 = 1 << 63;
-
 /// What both flavours share. Senders and releasers only append and count;
 /// the key table belongs to the receiver (`Inbox`).
 ///
-/// The words every message writes (`queued`, the slots' `tail`, the
-/// release stack's head) sit on cache lines of their own, apart from each
-/// other, from the `Arc`'s counts (which the receiver writes per message)
-/// and from the fields every sender only reads.
+/// The words every message writes (the room's two counts, the slots'
+/// `tail`, the release stack's head) sit on cache lines of their own,
+/// apart from each other, from the `Arc`'s counts (which the receiver
+/// writes per message) and from the fields every sender only reads.
 struct Shared<K, V> {
-    /// See `COUNT`, `SLEEPERS` and `CLOSED`.
-    queued: CachePadded<AtomicU64>,
-    /// At most `COUNT`.
-    capacity: u64,
+    /// Messages sent and not received, against the capacity; sleeping
+    /// senders; whether the receiver is gone.
+    room: Room,
     /// Live sender handles.
     senders: AtomicUsize,
     /// Sent messages, in the order they took their places, for the
@@ -237,12 +230,6 @@ impl Wake {
     }
 }
 
-/// Why a slot could not be taken.
-enum Refused {
-    Full,
-    Closed,
-}
-
 impl<K: Eq + Hash + Clone, V> Shared<K, V> {
     /// The shared state, and the receiver's side of its slots.
     fn new(capacity: usize, wake: Wake) -> (Arc<Self>, Reader<K, V>) {
@@ -252,10 +239,7 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
         );
         let (slots, reader) = slots::new();
         let shared = Arc::new(Shared {
-            queued: CachePadded(AtomicU64::new(0)),
-            // More than 2^32 - 1 messages cannot be queued in memory anyway
-            // (each takes a slot of its own); the bound acts as no bound.
-            capacity: u64::try_from(capacity).map_or(COUNT, |c| c.min(COUNT)),
+            room: Room::new(capacity),
             senders: AtomicUsize::new(1),
             slots,
             released: CachePadded(Stack::new()),
@@ -265,41 +249,14 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
         (shared, reader)
     }
 
-    /// Takes a slot for a message if the channel has room. If it is full
-    /// and `as_sleeper`, counts the caller among the sleeping senders
-    /// instead, in the same step, and still answers `Full`.
+    /// Takes room for a message (`Room::try_take`).
     fn try_reserve(&self, as_sleeper: bool) -> Result<(), Refused> {
-        // Relaxed: the count carries no data (the slot publishes the
-        // message); it only has to be exact, which the CAS makes it.
-        let mut queued = self.queued.load(Relaxed);
-        loop {
-            if queued & CLOSED != 0 {
-                return Err(Refused::Closed);
-            }
-            let full = queued & COUNT >= self.capacity;
-            if full && !as_sleeper {
-                return Err(Refused::Full);
-            }
-            let new = if full { queued + SLEEPER } else { queued + 1 };
-            // Relaxed: as the load. A sleeper's increment and a receive's
-            // decrement are RMWs of this one word, so whichever comes
-            // second sees the first (`Shared::free_slot`).
-            match self
-                .queued
-                .compare_exchange_weak(queued, new, Relaxed, Relaxed)
-            {
-                Ok(_) if full => return Err(Refused::Full),
-                Ok(_) => return Ok(()),
-                Err(actual) => queued = actual,
-            }
-        }
+        self.room.try_take(as_sleeper)
     }
 
     /// Uncounts a sender that `try_reserve` counted asleep.
     fn wake_up(&self) {
-        // Relaxed: the count only gates the receiver's signal; a stale one
-        // costs a needless signal.
-        self.queued.fetch_sub(SLEEPER, Relaxed);
+        self.room.uncount_sleeper();
     }
 
     /// A message's keys, deduplicated and hashed, ready to send.
@@ -340,22 +297,10 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
         }
     }
 
-    /// Frees the slot of a message just received (or lost: `Inbox::
-    /// next_ready`), waking a sender that waits for one.
-    ///
-    /// The costliest instruction of a receive when the channel is full:
-    /// senders write and read this word all the time, so the decrement
-    /// waits for its cache line (BENCHMARKS.md). A received-count of the
-    /// receiver's own, stored plainly, would not remove that wait: a
-    /// sender going to sleep and a receive freeing a slot must still see
-    /// each other, which takes a read-modify-write of one shared word (or
-    /// a fence) on both sides.
+    /// Frees the room of a message just received (or lost: `Inbox::
+    /// next_ready`), waking a sender that waits for room.
     fn free_slot(&self) {
-        // Relaxed: the count carries no data; the RMW sees every sleeper
-        // counted before it (`Shared::try_reserve`), and a sender counted
-        // after it sees the freed slot.
-        let before = self.queued.fetch_sub(1, Relaxed);
-        if before & SLEEPERS != 0 {
+        if self.room.free() {
             self.wake.one_sender();
         }
     }
@@ -426,7 +371,7 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
             if let Some(envelope) = self.core.pop_ready() {
                 return Some(envelope);
             }
-            let (keys, value) = self.reader.pop()?;
+            let (keys, value) = self.reader.pop(&self.shared.slots)?;
             let envelope = match self.spare.pop() {
                 Some(mut envelope) => {
                     envelope.refill(keys, value);
@@ -507,10 +452,8 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
 
 impl<K: Eq + Hash + Clone, V> Drop for Inbox<K, V> {
     fn drop(&mut self) {
-        // Relaxed: senders that see CLOSED keep their value; a sender asleep
-        // is woken below, after the lock or the `Notify` orders this write
-        // before its next look.
-        let taken = (self.shared.queued.fetch_or(CLOSED, Relaxed) & COUNT) as usize;
+        // Senders asleep are woken below (`all_senders`).
+        let taken = self.shared.room.close();
         // Every slot taken holds a message filed in the core or one not
         // yet read; wait for the unread ones still being written, so that
         // every queued value is dropped here, exactly once (K-4), and the
@@ -518,7 +461,7 @@ impl<K: Eq + Hash + Clone, V> Drop for Inbox<K, V> {
         let unread = taken - self.filed;
         let mut written = Vec::with_capacity(unread);
         while written.len() < unread {
-            match self.reader.pop() {
+            match self.reader.pop(&self.shared.slots) {
                 Some(message) => written.push(message),
                 None => thread::yield_now(), // a sender between its slot and its write
             }
