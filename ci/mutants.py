@@ -275,8 +275,11 @@ def run_one(mutant, slot, budget, scratch):
                 break
             return {"result": "timeout", "by": [], "secs": budget}
         out = run.stdout + run.stderr
-        failed += sorted(set(re.findall(r"^test (\S+) \.\.\. FAILED", out, re.M)) |
-                         set(re.findall(r"^---- (\S+) stdout ----", out, re.M)))
+        newly = sorted(set(re.findall(r"^test (\S+) \.\.\. FAILED", out, re.M)) |
+                       set(re.findall(r"^---- (\S+) stdout ----", out, re.M)))
+        failed += newly
+        # A model that failed is named once: the next run skips it too.
+        skip += newly
         whys += re.findall(r"panicked at [^\n]*\n([^\n]+)", out)
         if run.returncode == 0 or "test result:" in out:
             break

@@ -84,6 +84,10 @@ fn release_races_blocked_recv<F: Flavour>(model: Model) {
         F::send(&tx, &[0], ledger.item(1)).unwrap();
         let first = take::<F>(&mut rx);
         let note = Handoff::new();
+        // A loom atomic, not a `Flag`: a flag's write lands with its
+        // thread's previous operation, so the read below, right after
+        // `spawn`, would always come first; the atomic's store is a point
+        // where the worker can run before it.
         let released = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
         let worker = {
             let (note, released) = (note.clone(), released.clone());
@@ -198,13 +202,12 @@ fn multi_key_message_waits_for_both<F: Flavour>(model: Model) {
             F::send(&tx, keys, ledger.item(id)).unwrap();
         }
         let (on_0, on_1) = (take::<F>(&mut rx), take::<F>(&mut rx));
-        let released = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
+        let released = Flag::default();
         let releaser = {
             let released = released.clone();
             thread::spawn(move || {
                 drop(on_0);
-                // Relaxed: only labels the execution.
-                released.store(true, modelsync::sync::atomic::Ordering::Relaxed);
+                released.set();
             })
         };
         // Whether key 0 is released yet or not, the message on 0 and 1
@@ -214,8 +217,7 @@ fn multi_key_message_waits_for_both<F: Flavour>(model: Model) {
         F::send(&tx, &[2], ledger.item(4)).unwrap();
         let unrelated = F::recv(&mut rx).expect("key 2 is free");
         assert_eq!(unrelated.value().id(), 4, "an unrelated key was delayed");
-        // Relaxed: only labels the execution.
-        r.hit_if(!released.load(modelsync::sync::atomic::Ordering::Relaxed));
+        r.hit_if(!released.get());
         releaser.join().unwrap();
         assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Conflicted));
         drop(on_1);
@@ -254,20 +256,18 @@ fn promotion_races_a_new_message<F: Flavour>(model: Model) {
         F::send(&tx, &[0], ledger.item(0)).unwrap();
         F::send(&tx, &[0], ledger.item(1)).unwrap();
         let held = take::<F>(&mut rx);
-        let released = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
+        let released = Flag::default();
         let releaser = {
             let released = released.clone();
             thread::spawn(move || {
                 drop(held); // promotes message 1, the last waiting on key 0
-                            // Relaxed: only labels the execution.
-                released.store(true, modelsync::sync::atomic::Ordering::Relaxed);
+                released.set();
             })
         };
         let sender = {
             let (tx, ledger, r) = (tx.clone(), ledger.clone(), r.clone());
             thread::spawn(move || {
-                // Relaxed: only labels the execution.
-                r.hit_if(released.load(modelsync::sync::atomic::Ordering::Relaxed));
+                r.hit_if(released.get());
                 F::send(&tx, &[0], ledger.item(2)).unwrap()
             })
         };
@@ -333,8 +333,8 @@ fn receiver_dropped_while_senders_block<F: Flavour>(model: Model) {
 /// Checks: K-4, K-7.
 #[test]
 fn sync_receiver_dropped_while_senders_block() {
-    // Bound 2 in pull requests: its complete run (under a second with
-    // the locked design) runs over a minute since the rework.
+    // Bound 2 in pull requests: its complete run takes about 40 s
+    // (787,927 executions; the model table has it).
     receiver_dropped_while_senders_block::<Blocking>(model!().preemption_bound(2));
 }
 
@@ -354,6 +354,9 @@ fn capacity_freed_by_a_concurrent_receive<F: Flavour>(model: Model) {
     model.reach(&blocked).check(move || {
         let ledger = Ledger::new(2);
         let (tx, mut rx) = F::channel(1);
+        // A loom atomic, not a `Flag`: a flag's write lands with the first
+        // send's last operation, which the first receive waits for, so
+        // the read below would always see it.
         let first_returned =
             modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
         let note = Handoff::new();
@@ -390,8 +393,8 @@ fn capacity_freed_by_a_concurrent_receive<F: Flavour>(model: Model) {
 /// Checks: K-4, K-7, K-9.
 #[test]
 fn sync_capacity_freed_by_a_concurrent_receive() {
-    // Bound 2 in pull requests: its complete run (under a second with
-    // the locked design) runs over a minute since the rework.
+    // Bound 2 in pull requests: its complete run takes about 40 s
+    // (787,927 executions; the model table has it).
     capacity_freed_by_a_concurrent_receive::<Blocking>(model!().preemption_bound(2));
 }
 
@@ -575,18 +578,16 @@ fn message_released_racing_the_receivers_drop<F: Flavour>(model: Model) {
         let (tx, mut rx) = F::channel(1);
         F::send(&tx, &[0], ledger.item(0)).unwrap();
         let message = take::<F>(&mut rx);
-        let gone = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
+        let gone = Flag::default();
         let holder = {
             let (gone, r) = (gone.clone(), r.clone());
             thread::spawn(move || {
-                // Relaxed: only labels the execution.
-                r.hit_if(gone.load(modelsync::sync::atomic::Ordering::Relaxed));
+                r.hit_if(gone.get());
                 drop(message);
             })
         };
         drop(rx);
-        // Relaxed: only labels the execution.
-        gone.store(true, modelsync::sync::atomic::Ordering::Relaxed);
+        gone.set();
         drop(tx);
         holder.join().unwrap();
         ledger.assert_all_dropped_once();
@@ -615,12 +616,11 @@ fn send_racing_the_receivers_drop<F: Flavour>(model: Model) {
     model.reach(&landed).check(move || {
         let ledger = Ledger::new(1);
         let (tx, rx) = F::channel(1);
-        let leaving = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
+        let leaving = Flag::default();
         let sender = {
             let (ledger, leaving, r) = (ledger.clone(), leaving.clone(), r.clone());
             thread::spawn(move || {
-                // Relaxed: only labels the execution.
-                let late = leaving.load(modelsync::sync::atomic::Ordering::Relaxed);
+                let late = leaving.get();
                 match F::send(&tx, &[0], ledger.item(0)) {
                     Ok(()) => {
                         r.hit_if(late);
@@ -632,8 +632,7 @@ fn send_racing_the_receivers_drop<F: Flavour>(model: Model) {
                 }
             })
         };
-        // Relaxed: only labels the execution.
-        leaving.store(true, modelsync::sync::atomic::Ordering::Relaxed);
+        leaving.set();
         drop(rx);
         sender.join().unwrap();
         ledger.assert_all_dropped_once();

@@ -134,6 +134,18 @@ impl Counters {
 /// A per-execution boolean that is not a scheduling point: models use it to
 /// record what one thread saw of another's progress, for reachability
 /// only, never to synchronise.
+///
+/// Prefer it to a loom atomic for such labels: it adds no interleavings
+/// (a loom atomic's accesses are scheduling points and, Relaxed, may read
+/// stale values, multiplying executions that differ only in the label),
+/// and it reads what the other thread has actually done so far. Under
+/// loom a flag's write lands with its thread's previous operation (loom
+/// switches threads only at operations), so a flag can tell apart only
+/// orders that some operation separates. A model keeps a loom atomic
+/// where the label needs a point of its own (a read right after `spawn`
+/// would otherwise always come first) or where loom must order something
+/// by it (an assertion that relies on what the flag says happened
+/// before).
 #[derive(Clone, Debug, Default)]
 pub struct Flag(Arc<AtomicBool>);
 
