@@ -12,8 +12,11 @@ use modelsync::sync::{thread, Arc};
 /// deadlock if a wake-up is lost) and sees what the unparker wrote before
 /// unparking. Both orders are reached: the permit stored before `park`
 /// began, and `unpark` arriving after the parker announced it was parking.
-/// (`parking` is a Relaxed atomic so that loom interleaves around it; it
-/// creates no happens-before, so it cannot hide a missing one.)
+/// (`parking` is a Relaxed loom atomic, not a `Flag`: it is set right
+/// after `spawn`, before the unparker can first run, so a flag would
+/// always read as set; the atomic's store is a point where the unparker
+/// runs first. It creates no happens-before, so it cannot hide a missing
+/// one.)
 ///
 /// Checks: P-1, P-4.
 #[test]
@@ -102,7 +105,10 @@ fn ping_pong_rounds() {
             pong_parker.unparker().clone(),
         );
         let (request, reply) = (Handoff::new(), Handoff::new());
-        // Relaxed atomic: an observation for reachability only (see above).
+        // A Relaxed loom atomic, not a `Flag`: ping reads it after only
+        // `spawn` and a write to a cell, neither a point where loom lets
+        // pong run, so a flag would always read as unset. It only labels
+        // the execution (see above).
         let pong_waiting = Arc::new(AtomicBool::new(false));
         let pong = {
             let (request, reply, pong_waiting) =
