@@ -208,11 +208,11 @@ where
         );
     }
     // K-4: every value dropped exactly once, queued ones with the
-    // receiver.
+    // receiver (a sender still alive, so not with the channel's memory).
     drop(live);
     drop(rx);
-    drop(tx);
     prop_assert_eq!(log.each_dropped_once(), Ok(()));
+    drop(tx);
     Ok(TableSeen {
         peak,
         fell,
@@ -399,6 +399,16 @@ fn errors_and_capacity_follow_the_contract() {
         assert!(!format!("{e}").is_empty() && !format!("{e:?}").is_empty());
     }
     assert_eq!(TrySendError::Full(7).into_inner(), 7);
+    // The conversions std's channel errors have.
+    assert_eq!(
+        TrySendError::from(SendError(8)),
+        TrySendError::Disconnected(8)
+    );
+    assert_eq!(TryRecvError::from(RecvError), TryRecvError::Disconnected);
+    assert_eq!(
+        RecvTimeoutError::from(RecvError),
+        RecvTimeoutError::Disconnected
+    );
 
     let (tx, mut rx) = sync_channel::<u8, u32>(1);
     assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Empty);
@@ -430,6 +440,27 @@ fn errors_and_capacity_follow_the_contract() {
         rx.recv_timeout(Duration::from_secs(1)).unwrap_err(),
         RecvTimeoutError::Disconnected
     );
+    // A timeout comes no sooner than asked, and a message that becomes
+    // deliverable during the wait ends it.
+    let (tx, mut rx) = sync_channel::<u8, u32>(1);
+    let asked = Duration::from_millis(20);
+    let start = std::time::Instant::now();
+    assert_eq!(
+        rx.recv_timeout(asked).unwrap_err(),
+        RecvTimeoutError::Timeout
+    );
+    assert!(start.elapsed() >= asked, "timed out early");
+    let sender = modelsync::sync::thread::spawn(move || {
+        std::thread::sleep(asked);
+        tx.send([1], 7)
+    });
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(60))
+            .unwrap()
+            .into_value(),
+        7
+    );
+    sender.join().unwrap().unwrap();
     // A huge timeout is no timeout, not an overflow.
     let (tx, mut rx) = sync_channel::<u8, u32>(1);
     tx.send([], 4).unwrap();
@@ -514,6 +545,10 @@ fn cancelled_async_operations_lose_and_leak_nothing() {
     // The message received by the dropped future was dropped with it and
     // released its key: nothing is queued.
     assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Empty);
+    // The async receiver's diagnostics, as the sync one's (K-6): only the
+    // held message's key is tracked, in the smallest table.
+    assert_eq!(rx.tracked_keys(), 1);
+    assert_eq!(rx.key_table_places(), 64);
     drop(first);
     let mut recv = Box::pin(rx.recv());
     assert!(recv
@@ -523,10 +558,289 @@ fn cancelled_async_operations_lose_and_leak_nothing() {
     drop(recv);
     tx.try_send([0], 6).unwrap();
     assert_eq!(modelsync::block_on(rx.recv()).unwrap().into_value(), 6);
+    assert_eq!(rx.tracked_keys(), 0);
+}
+
+/// A key that counts its live copies (the test's own and the channel's).
+#[derive(Debug)]
+struct TrackedKey {
+    id: u8,
+    live: std::sync::Arc<AtomicUsize>,
+}
+
+impl TrackedKey {
+    fn new(id: u8, live: &std::sync::Arc<AtomicUsize>) -> Self {
+        // SeqCst: a test counter, on one thread.
+        live.fetch_add(1, Ordering::SeqCst);
+        TrackedKey {
+            id,
+            live: live.clone(),
+        }
+    }
+}
+
+impl Clone for TrackedKey {
+    fn clone(&self) -> Self {
+        TrackedKey::new(self.id, &self.live)
+    }
+}
+
+impl Drop for TrackedKey {
+    fn drop(&mut self) {
+        self.live.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl PartialEq for TrackedKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for TrackedKey {}
+
+impl std::hash::Hash for TrackedKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state);
+    }
+}
+
+/// The channel keeps no copy of a key once nothing holds or waits for it:
+/// not in the key table, not in an envelope kept for reuse, not in a
+/// release the receiver never took in before it left, and not in the
+/// envelope of a message that outlived its receiver, once the last handle
+/// goes.
+///
+/// Checks: K-6.
+#[test]
+fn keys_are_freed_with_their_last_use() {
+    let live = std::sync::Arc::new(AtomicUsize::new(0));
+    let key = |id| TrackedKey::new(id, &live);
+    let copies = || live.load(Ordering::SeqCst);
+
+    // Held, waited for, promoted, released: then no copy is left (after
+    // the receiver's next call takes the releases in).
+    let (tx, mut rx) = sync_channel::<TrackedKey, u32>(4);
+    tx.send([key(1)], 1).unwrap();
+    tx.send([key(1), key(2)], 2).unwrap();
+    tx.send([key(3)], 3).unwrap();
+    let first = rx.recv().unwrap();
+    let third = rx.recv().unwrap();
+    assert_eq!(*third.value(), 3);
+    drop(third);
+    assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Conflicted);
+    drop(first);
+    let second = rx.recv().unwrap();
+    assert_eq!(*second.value(), 2);
+    assert!(copies() > 0);
+    drop(second);
+    assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Empty);
+    assert_eq!(copies(), 0, "copies of keys nothing holds or waits for");
+
+    // A release the receiver never took in: freed with the receiver.
+    tx.send([key(4)], 4).unwrap();
+    drop(rx.recv().unwrap());
+    drop(rx);
+    assert_eq!(copies(), 0, "a release left behind by the receiver");
+    drop(tx);
+
+    // A message that outlives its receiver: freed with the last handle.
+    let (tx, mut rx) = sync_channel::<TrackedKey, u32>(4);
+    tx.send([key(5)], 5).unwrap();
+    let outliving = rx.recv().unwrap();
+    drop(rx);
+    drop(outliving);
+    drop(tx);
+    assert_eq!(copies(), 0, "a release after the receiver left");
+}
+
+/// Once warmed up, sending, receiving and releasing allocate nothing, in
+/// either flavour, whether each message is dropped at once or 48 are held
+/// at once: the block of slots the receiver finished is reused by the
+/// next (one is kept: a burst queued across several blocks allocates one
+/// now and then), released envelopes carry the next messages, a one-key
+/// message keeps its key inline, and the key table keeps its places.
+///
+/// Checks: K-6.
+#[test]
+fn steady_state_allocates_nothing() {
+    use crate::support::allocations::on_this_thread;
+    const BATCH: u32 = 48;
+    let rounds = if cfg!(miri) { 4 } else { 40 };
+
+    fn run<S, R>(send: S, mut recv: R, rounds: u32)
+    where
+        S: Fn(u32),
+        R: FnMut() -> Message<u32, u32>,
+    {
+        let mut held = Vec::with_capacity(BATCH as usize);
+        let mut round = |held: &mut Vec<Message<u32, u32>>| {
+            for i in 0..BATCH {
+                send(i);
+                drop(recv());
+            }
+            for i in 0..BATCH {
+                send(i);
+                let message = recv();
+                assert_eq!(*message.value(), i);
+                held.push(message);
+            }
+            held.clear(); // 48 releases at once
+        };
+        for _ in 0..rounds {
+            round(&mut held); // warm-up: blocks, envelopes, table places
+        }
+        let before = on_this_thread();
+        for _ in 0..rounds {
+            round(&mut held);
+        }
+        assert_eq!(on_this_thread() - before, 0, "allocations once warmed up");
+    }
+
+    let (tx, mut rx) = sync_channel::<u32, u32>(BATCH as usize);
+    run(
+        |i| tx.try_send([i], i).unwrap(),
+        || rx.try_recv().unwrap(),
+        rounds,
+    );
+    let (tx, mut rx) = modelsync::keyed::channel::<u32, u32>(BATCH as usize);
+    run(
+        |i| tx.try_send([i], i).unwrap(),
+        || rx.try_recv().unwrap(),
+        rounds,
+    );
+}
+
+/// Once every handle is gone, the channel has freed all it allocated, in
+/// either flavour: the reader's block, the block kept for reuse, the
+/// envelopes, the key table, and a message that outlived its receiver.
+/// (Single-threaded, so this thread's allocations and frees balance.)
+///
+/// Checks: K-4, K-6.
+#[test]
+fn dropping_every_handle_frees_everything() {
+    use crate::support::allocations::live_on_this_thread;
+    let messages = if cfg!(miri) { 10 } else { 100 };
+    let before = live_on_this_thread();
+    {
+        let (tx, mut rx) = sync_channel::<u32, u32>(8);
+        for i in 0..messages {
+            tx.try_send([i % 4], i).unwrap(); // blocks of slots filled, reused
+            drop(rx.try_recv().unwrap());
+        }
+        tx.try_send([1, 2], 0).unwrap();
+        let outliving = rx.recv().unwrap();
+        tx.try_send([1], 1).unwrap(); // waits behind it
+        drop(rx);
+        drop(tx);
+        drop(outliving);
+    }
+    {
+        let (tx, mut rx) = modelsync::keyed::channel::<u32, u32>(8);
+        for i in 0..messages {
+            tx.try_send([i % 4], i).unwrap();
+            drop(rx.try_recv().unwrap());
+        }
+        tx.try_send([1], 1).unwrap();
+        drop(tx);
+        drop(rx);
+    }
+    assert_eq!(live_on_this_thread() - before, 0, "allocations not freed");
+}
+
+/// Whoever leaves wakes whoever waits on them: the receiver's drop wakes
+/// every sender asleep for room, whose sends then fail with their values,
+/// and the last sender's drop wakes a receiver waiting on an empty
+/// channel, whose `recv` then fails. Async with counting wakers, so each
+/// wake is seen; sync with a thread asleep in `send` or `recv`.
+///
+/// Checks: K-3, K-4.
+#[test]
+fn departures_wake_the_other_side() {
+    use crate::harness::counting_waker;
+    use modelsync::keyed::error::{RecvError, SendError};
+    use std::future::Future;
+    use std::task::{Context, Poll};
+
+    // The receiver leaves while two async senders wait for room.
+    let (tx, rx) = modelsync::keyed::channel::<u8, u32>(1);
+    tx.try_send([0], 0).unwrap();
+    let other = tx.clone();
+    let (first_waker, first_woken) = counting_waker();
+    let (second_waker, second_woken) = counting_waker();
+    let mut first = Box::pin(tx.send([1], 1));
+    let mut second = Box::pin(other.send([2], 2));
+    assert!(first
+        .as_mut()
+        .poll(&mut Context::from_waker(&first_waker))
+        .is_pending());
+    assert!(second
+        .as_mut()
+        .poll(&mut Context::from_waker(&second_waker))
+        .is_pending());
+    drop(rx);
+    assert!(
+        first_woken.get() > 0 && second_woken.get() > 0,
+        "a sender asleep was not woken"
+    );
+    assert!(matches!(
+        first.as_mut().poll(&mut Context::from_waker(&first_waker)),
+        Poll::Ready(Err(SendError(1)))
+    ));
+    assert!(matches!(
+        second
+            .as_mut()
+            .poll(&mut Context::from_waker(&second_waker)),
+        Poll::Ready(Err(SendError(2)))
+    ));
+
+    // The last of two senders leaves while the async receiver waits.
+    let (tx, mut rx) = modelsync::keyed::channel::<u8, u32>(1);
+    let other = tx.clone();
+    let (waker, woken) = counting_waker();
+    let mut recv = Box::pin(rx.recv());
+    assert!(recv
+        .as_mut()
+        .poll(&mut Context::from_waker(&waker))
+        .is_pending());
+    drop(tx);
+    let before_the_last = woken.get();
+    drop(other);
+    assert!(
+        woken.get() > before_the_last,
+        "the last sender's drop woke nobody"
+    );
+    assert!(matches!(
+        recv.as_mut().poll(&mut Context::from_waker(&waker)),
+        Poll::Ready(Err(RecvError))
+    ));
+    drop(recv);
+
+    // The same, sync: a thread asleep in `send` (or `recv`) when the other
+    // side leaves. The pause lets it fall asleep; if it has not, it finds
+    // the other side gone on its own, and the outcome is the same.
+    finishes_without_deadlock("a sync sender asleep when the receiver leaves", || {
+        let (tx, rx) = sync_channel::<u8, u32>(1);
+        tx.send([0], 0).unwrap();
+        let sender = modelsync::sync::thread::spawn(move || tx.send([1], 1));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        drop(rx);
+        assert!(matches!(sender.join().unwrap(), Err(SendError(1))));
+    });
+    finishes_without_deadlock("a sync receiver asleep when the last sender leaves", || {
+        let (tx, mut rx) = sync_channel::<u8, u32>(1);
+        let other = tx.clone();
+        let receiver = modelsync::sync::thread::spawn(move || rx.recv().map(Message::into_value));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        drop(tx);
+        drop(other);
+        assert_eq!(receiver.join().unwrap(), Err(RecvError));
+    });
 }
 
 /// Runs `body` on its own thread and fails if it has not finished within
-/// 20 s: a callback that re-enters the channel under its lock deadlocks.
+/// 20 s: a callback that re-enters the channel under its lock deadlocks,
+/// and a thread waits forever for a wake that never comes.
 fn finishes_without_deadlock(what: &str, body: impl FnOnce() + Send + 'static) {
     let (done_tx, done_rx) = std::sync::mpsc::channel(); // shim-exempt: the test's watchdog
     let runner = watchdog_thread(move || {
@@ -539,7 +853,7 @@ fn finishes_without_deadlock(what: &str, body: impl FnOnce() + Send + 'static) {
             std::panic::resume_unwind(runner.join().unwrap_err())
         }
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-            panic!("{what}: deadlocked (user code ran under the channel's lock)")
+            panic!("{what}: still running after 20 s (a deadlock, or a wake that never came)")
         }
     }
 }
@@ -629,10 +943,11 @@ fn user_code_runs_outside_the_lock() {
 
 thread_local! {
     static HASHES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static COMPARISONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// A key that counts how often it is hashed.
-#[derive(Clone, PartialEq, Eq, Debug)]
+/// A key that counts how often it is hashed and compared.
+#[derive(Clone, Eq, Debug)]
 struct CountedKey(u32);
 
 impl std::hash::Hash for CountedKey {
@@ -642,18 +957,32 @@ impl std::hash::Hash for CountedKey {
     }
 }
 
-fn hashes_during(f: impl FnOnce()) -> usize {
-    let before = HASHES.with(|h| h.get());
+impl PartialEq for CountedKey {
+    fn eq(&self, other: &Self) -> bool {
+        COMPARISONS.with(|c| c.set(c.get() + 1));
+        self.0 == other.0
+    }
+}
+
+/// The key hashes and key comparisons `f` makes on this thread.
+fn key_work_during(f: impl FnOnce()) -> (usize, usize) {
+    let counts = || (HASHES.with(|h| h.get()), COMPARISONS.with(|c| c.get()));
+    let before = counts();
     f();
-    HASHES.with(|h| h.get()) - before
+    let after = counts();
+    (after.0 - before.0, after.1 - before.1)
 }
 
 /// The key-table work of a send, a receive and a release does not grow
 /// with the number of queued messages or held keys: with 8 or with 512
 /// keys each held and waited for, sending on a held key, releasing it
-/// (which promotes its waiter) and receiving hash the same number of keys.
+/// (which promotes its waiter) and receiving hash the same number of keys,
+/// and compare a few keys, never a number that follows the keys tracked.
 /// (Each key is hashed once, by its sender; the receiver's key table files
-/// it under that hash and never hashes it again.)
+/// it under that hash and never hashes it again. A key is compared with
+/// the entries of its probe run, which stays short for any number of keys
+/// because the table is at most half full and the hashes are SipHash's
+/// under a random key.)
 ///
 /// Checks: K-6.
 #[test]
@@ -668,20 +997,37 @@ fn cost_does_not_grow_with_the_queue() {
         }
         // Files the last of those, so that only the work measured remains.
         assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Conflicted);
-        let send = hashes_during(|| tx.send([CountedKey(0), CountedKey(1)], 0).unwrap());
-        let first = held.remove(0);
-        let release = hashes_during(|| drop(first));
+        // The keys filed last: a table that scanned its entries in the
+        // order filed would pass all the others to find them.
+        let (a, b) = (CountedKey(keys - 1), CountedKey(keys - 2));
+        let send = key_work_during(|| tx.send([a.clone(), b], 0).unwrap());
+        let holding_a = held.pop().unwrap();
+        let release = key_work_during(|| drop(holding_a));
         let mut got = None;
-        let recv = hashes_during(|| got = Some(rx.recv().unwrap()));
-        assert_eq!(got.unwrap().keys(), [CountedKey(0)]);
-        (send, release, recv)
+        let recv = key_work_during(|| got = Some(rx.recv().unwrap()));
+        assert_eq!(got.unwrap().keys(), [a]);
+        let hashes = (send.0, release.0, recv.0);
+        (hashes, send.1 + release.1 + recv.1)
     };
     let (small, large) = (costs(8), costs(512));
     assert_eq!(
-        small, large,
+        small.0, large.0,
         "(send, release, recv) key hashes grew with the queue"
     );
     // The send hashes each of its two keys once; the release and the
     // receive that files it (and the send) hash nothing.
-    assert_eq!(small, (2, 0, 0), "not the hashing the message's keys need");
+    assert_eq!(
+        small.0,
+        (2, 0, 0),
+        "not the hashing the message's keys need"
+    );
+    // Probe runs in a table at most half full are a few entries long: 2
+    // to 14 key comparisons in 300 runs with 512 keys tracked; a table
+    // that scanned its entries in the order filed makes 1,024.
+    assert!(
+        large.1 <= 64,
+        "{} key comparisons with 512 keys tracked (8 tracked: {})",
+        large.1,
+        small.1
+    );
 }

@@ -83,9 +83,10 @@ pub mod allocations {
 
     thread_local! {
         static COUNT: Cell<usize> = const { Cell::new(0) };
+        static FREES: Cell<usize> = const { Cell::new(0) };
     }
 
-    /// System's allocator, counting allocations per thread.
+    /// System's allocator, counting allocations and frees per thread.
     pub struct Counting;
 
     // SAFETY: every call is forwarded to `System` unchanged; the count is
@@ -98,12 +99,14 @@ pub mod allocations {
         }
 
         unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            FREES.with(|c| c.set(c.get() + 1));
             // SAFETY: forwarded with the caller's guarantees.
             unsafe { System.dealloc(ptr, layout) }
         }
 
         unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
             COUNT.with(|c| c.set(c.get() + 1));
+            FREES.with(|c| c.set(c.get() + 1));
             // SAFETY: forwarded with the caller's guarantees.
             unsafe { System.realloc(ptr, layout, new_size) }
         }
@@ -112,5 +115,13 @@ pub mod allocations {
     /// Allocations made by this thread so far.
     pub fn on_this_thread() -> usize {
         COUNT.with(Cell::get)
+    }
+
+    /// Allocations made by this thread so far, less the frees it made (a
+    /// reallocation counts as one of each); meaningful when one thread
+    /// allocates and frees everything it measures.
+    pub fn live_on_this_thread() -> isize {
+        let frees = FREES.with(Cell::get);
+        COUNT.with(Cell::get) as isize - frees as isize
     }
 }

@@ -287,9 +287,9 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         }
     }
 
-    /// Messages queued and not yet received.
-    pub(crate) fn len(&self) -> usize {
-        self.waiting.len + self.ready.len()
+    /// Whether no message is queued (ready or waiting).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.waiting.len == 0 && self.ready.is_empty()
     }
 
     /// Places in the key table's array. A diagnostic (K-6).
@@ -366,10 +366,9 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         self.ready.pop_front()
     }
 
-    /// Releases the keys a received message held; returns how many waiting
-    /// messages became ready.
-    pub(crate) fn release(&mut self, keys: &KeySet<K>) -> usize {
-        let mut promoted = 0;
+    /// Releases the keys a received message held; a waiting message that
+    /// was waiting only for them becomes ready.
+    pub(crate) fn release(&mut self, keys: &KeySet<K>) {
         for (key, hash) in keys.hashed() {
             let at = self.keys.find(hash, is(key)).expect("a held key's entry");
             let state = self.keys.get_mut(at);
@@ -384,10 +383,8 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
             head_message.blocked -= 1;
             if head_message.blocked == 0 {
                 self.promote(head);
-                promoted += 1;
             }
         }
-        promoted
     }
 
     /// Makes the waiting message `index`, at the head of every one of its
@@ -407,16 +404,5 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
             state.held = true; // reserved before it is received (K-1)
         }
         self.ready.push_back(message);
-    }
-
-    /// Empties the core (its receiver is gone): returns every queued
-    /// message and forgets every key.
-    pub(crate) fn clear(&mut self) -> Vec<M> {
-        self.keys.clear();
-        let waiting = std::mem::replace(&mut self.waiting, Slab::new());
-        self.ready
-            .drain(..)
-            .chain(waiting.slots.into_iter().flatten().map(|w| w.message))
-            .collect()
     }
 }

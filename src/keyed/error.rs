@@ -1,6 +1,8 @@
 //! Errors of the keyed channel. Like std's channel errors, they implement
 //! `Debug` without requiring the value to (the value is shown as `..`),
-//! `Display` and `std::error::Error`.
+//! `Display` and `std::error::Error`, and convert as std's do
+//! (`SendError` into `TrySendError::Disconnected`, `RecvError` into
+//! `TryRecvError::Disconnected` and `RecvTimeoutError::Disconnected`).
 
 use std::error::Error;
 use std::fmt;
@@ -106,6 +108,27 @@ impl fmt::Display for RecvTimeoutError {
             RecvTimeoutError::Timeout => "timed out waiting on a keyed channel",
             RecvTimeoutError::Disconnected => "receiving on a closed keyed channel",
         })
+    }
+}
+
+/// As std's: a failed `send` is a `try_send` that found the receiver gone.
+impl<V> From<SendError<V>> for TrySendError<V> {
+    fn from(SendError(value): SendError<V>) -> Self {
+        TrySendError::Disconnected(value)
+    }
+}
+
+/// As std's: `recv`'s only failure is `try_recv`'s `Disconnected`.
+impl From<RecvError> for TryRecvError {
+    fn from(RecvError: RecvError) -> Self {
+        TryRecvError::Disconnected
+    }
+}
+
+/// As std's: `recv`'s only failure is `recv_timeout`'s `Disconnected`.
+impl From<RecvError> for RecvTimeoutError {
+    fn from(RecvError: RecvError) -> Self {
+        RecvTimeoutError::Disconnected
     }
 }
 

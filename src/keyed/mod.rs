@@ -419,7 +419,7 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     }
 
     fn why_empty(&self, senders_gone: bool) -> error::TryRecvError {
-        if self.core.len() > 0 {
+        if !self.core.is_empty() {
             error::TryRecvError::Conflicted
         } else if senders_gone {
             error::TryRecvError::Disconnected
@@ -467,9 +467,9 @@ impl<K: Eq + Hash + Clone, V> Drop for Inbox<K, V> {
             }
         }
         self.shared.wake.all_senders();
-        drop(self.core.clear());
         drop(written);
-        // Released envelopes are freed now rather than with the last handle.
+        // The filed messages go with `self.core`, as the fields drop.
+        // Released envelopes go now rather than with the last handle.
         drop(self.shared.released.take_all());
     }
 }

@@ -44,8 +44,12 @@ use crate::sync::CachePadded;
 
 /// Counts modulo 2^31.
 const MASK: u64 = (1 << 31) - 1;
-/// Where every count starts: see the module documentation.
-const START: u64 = MASK - 1;
+/// Where every count starts (`MASK - 1`): see the module documentation.
+/// Any start is correct; this one makes every run cross the wrap. (A
+/// literal, so that mutation testing has no arithmetic here to change
+/// into another start, which no test could tell apart.)
+const START: u64 = 0x7FFF_FFFE;
+const _: () = assert!(START == MASK - 1 && START < MASK);
 
 /// `claims`: the receiver is gone (bit 63), messages taken (bits 32..63,
 /// modulo 2^31), and the received count senders last saw (bits 0..31).

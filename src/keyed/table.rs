@@ -49,11 +49,6 @@ impl<T> Table<T> {
         self.len
     }
 
-    /// Forgets every entry and frees the places.
-    pub(super) fn clear(&mut self) {
-        *self = Table::new();
-    }
-
     fn mask(&self) -> usize {
         self.places.len() - 1
     }
