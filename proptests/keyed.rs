@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering}; // shim-exempt: the tests' own c
 use std::thread::spawn as watchdog_thread; // shim-exempt: the deadlock watchdog's thread
 
 use crate::support::{DropLog, Item};
+use counted_key::{live_copies, CountedKey, COMPARISONS, HASHES};
 use modelsync::keyed::error::{TryRecvError, TrySendError};
 use modelsync::keyed::{sync_channel, Message};
 use proptest::prelude::*;
@@ -561,50 +562,6 @@ fn cancelled_async_operations_lose_and_leak_nothing() {
     assert_eq!(rx.tracked_keys(), 0);
 }
 
-/// A key that counts its live copies (the test's own and the channel's).
-#[derive(Debug)]
-struct TrackedKey {
-    id: u8,
-    live: std::sync::Arc<AtomicUsize>,
-}
-
-impl TrackedKey {
-    fn new(id: u8, live: &std::sync::Arc<AtomicUsize>) -> Self {
-        // SeqCst: a test counter, on one thread.
-        live.fetch_add(1, Ordering::SeqCst);
-        TrackedKey {
-            id,
-            live: live.clone(),
-        }
-    }
-}
-
-impl Clone for TrackedKey {
-    fn clone(&self) -> Self {
-        TrackedKey::new(self.id, &self.live)
-    }
-}
-
-impl Drop for TrackedKey {
-    fn drop(&mut self) {
-        self.live.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-impl PartialEq for TrackedKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
-    }
-}
-
-impl Eq for TrackedKey {}
-
-impl std::hash::Hash for TrackedKey {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.id.hash(state);
-    }
-}
-
 /// The channel keeps no copy of a key once nothing holds or waits for it:
 /// not in the key table, not in an envelope kept for reuse, not in a
 /// release the receiver never took in before it left, and not in the
@@ -614,13 +571,13 @@ impl std::hash::Hash for TrackedKey {
 /// Checks: K-6.
 #[test]
 fn keys_are_freed_with_their_last_use() {
-    let live = std::sync::Arc::new(AtomicUsize::new(0));
-    let key = |id| TrackedKey::new(id, &live);
-    let copies = || live.load(Ordering::SeqCst);
+    let key = CountedKey::new;
+    let baseline = live_copies();
+    let copies = || live_copies() - baseline;
 
     // Held, waited for, promoted, released: then no copy is left (after
     // the receiver's next call takes the releases in).
-    let (tx, mut rx) = sync_channel::<TrackedKey, u32>(4);
+    let (tx, mut rx) = sync_channel::<CountedKey, u32>(4);
     tx.send([key(1)], 1).unwrap();
     tx.send([key(1), key(2)], 2).unwrap();
     tx.send([key(3)], 3).unwrap();
@@ -645,7 +602,7 @@ fn keys_are_freed_with_their_last_use() {
     drop(tx);
 
     // A message that outlives its receiver: freed with the last handle.
-    let (tx, mut rx) = sync_channel::<TrackedKey, u32>(4);
+    let (tx, mut rx) = sync_channel::<CountedKey, u32>(4);
     tx.send([key(5)], 5).unwrap();
     let outliving = rx.recv().unwrap();
     drop(rx);
@@ -674,7 +631,7 @@ fn steady_state_allocates_nothing() {
         R: FnMut() -> Message<u32, u32>,
     {
         let mut held = Vec::with_capacity(BATCH as usize);
-        let mut round = |held: &mut Vec<Message<u32, u32>>| {
+        let mut round = || {
             for i in 0..BATCH {
                 send(i);
                 drop(recv());
@@ -688,11 +645,11 @@ fn steady_state_allocates_nothing() {
             held.clear(); // 48 releases at once
         };
         for _ in 0..rounds {
-            round(&mut held); // warm-up: blocks, envelopes, table places
+            round(); // warm-up: blocks, envelopes, table places
         }
         let before = on_this_thread();
         for _ in 0..rounds {
-            round(&mut held);
+            round();
         }
         assert_eq!(on_this_thread() - before, 0, "allocations once warmed up");
     }
@@ -941,29 +898,6 @@ fn user_code_runs_outside_the_lock() {
     });
 }
 
-thread_local! {
-    static HASHES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    static COMPARISONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// A key that counts how often it is hashed and compared.
-#[derive(Clone, Eq, Debug)]
-struct CountedKey(u32);
-
-impl std::hash::Hash for CountedKey {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        HASHES.with(|h| h.set(h.get() + 1));
-        self.0.hash(state);
-    }
-}
-
-impl PartialEq for CountedKey {
-    fn eq(&self, other: &Self) -> bool {
-        COMPARISONS.with(|c| c.set(c.get() + 1));
-        self.0 == other.0
-    }
-}
-
 /// The key hashes and key comparisons `f` makes on this thread.
 fn key_work_during(f: impl FnOnce()) -> (usize, usize) {
     let counts = || (HASHES.with(|h| h.get()), COMPARISONS.with(|c| c.get()));
@@ -991,15 +925,15 @@ fn cost_does_not_grow_with_the_queue() {
         let (tx, mut rx) = sync_channel::<CountedKey, u32>(2 * keys as usize + 1);
         let mut held = Vec::new();
         for k in 0..keys {
-            tx.send([CountedKey(k)], k).unwrap();
+            tx.send([CountedKey::new(k)], k).unwrap();
             held.push(rx.recv().unwrap());
-            tx.send([CountedKey(k)], k).unwrap(); // waits for the held one
+            tx.send([CountedKey::new(k)], k).unwrap(); // waits for the held one
         }
         // Files the last of those, so that only the work measured remains.
         assert_eq!(rx.try_recv().unwrap_err(), TryRecvError::Conflicted);
         // The keys filed last: a table that scanned its entries in the
         // order filed would pass all the others to find them.
-        let (a, b) = (CountedKey(keys - 1), CountedKey(keys - 2));
+        let (a, b) = (CountedKey::new(keys - 1), CountedKey::new(keys - 2));
         let send = key_work_during(|| tx.send([a.clone(), b], 0).unwrap());
         let holding_a = held.pop().unwrap();
         let release = key_work_during(|| drop(holding_a));
@@ -1030,4 +964,61 @@ fn cost_does_not_grow_with_the_queue() {
         large.1,
         small.1
     );
+}
+
+// Last in the file: the tests stay at the top level (`keyed::<fn>`).
+
+/// A key that counts, on this thread, how often it is hashed and compared
+/// and how many copies of it are alive (the test's own and the channel's).
+mod counted_key {
+    use std::cell::Cell;
+
+    thread_local! {
+        pub(super) static HASHES: Cell<usize> = const { Cell::new(0) };
+        pub(super) static COMPARISONS: Cell<usize> = const { Cell::new(0) };
+        static COPIES: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Made only by `new` or `clone` (the field is private), so that every
+    /// drop has its count.
+    #[derive(Debug, Eq)]
+    pub(super) struct CountedKey(u32);
+
+    impl CountedKey {
+        pub(super) fn new(id: u32) -> Self {
+            COPIES.with(|c| c.set(c.get() + 1));
+            CountedKey(id)
+        }
+    }
+
+    /// Copies of counted keys alive on this thread.
+    pub(super) fn live_copies() -> usize {
+        COPIES.with(Cell::get)
+    }
+
+    impl Clone for CountedKey {
+        fn clone(&self) -> Self {
+            CountedKey::new(self.0)
+        }
+    }
+
+    impl Drop for CountedKey {
+        fn drop(&mut self) {
+            COPIES.with(|c| c.set(c.get() - 1));
+        }
+    }
+
+    impl std::hash::Hash for CountedKey {
+        fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+            HASHES.with(|h| h.set(h.get() + 1));
+            self.0.hash(state);
+        }
+    }
+
+    impl PartialEq for CountedKey {
+        fn eq(&self, other: &Self) -> bool {
+            COMPARISONS.with(|c| c.set(c.get() + 1));
+            self.0 == other.0
+        }
+    }
 }

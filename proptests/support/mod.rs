@@ -89,8 +89,8 @@ pub mod allocations {
     /// System's allocator, counting allocations and frees per thread.
     pub struct Counting;
 
-    // SAFETY: every call is forwarded to `System` unchanged; the count is
-    // a thread-local `Cell` with no destructor, which allocates nothing.
+    // SAFETY: every call is forwarded to `System` unchanged; the counts
+    // are thread-local `Cell`s with no destructor, which allocate nothing.
     unsafe impl GlobalAlloc for Counting {
         unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
             COUNT.with(|c| c.set(c.get() + 1));
