@@ -726,81 +726,70 @@ impl Pinned<'_> {
         }
     }
 
-    /// Completes from the permit or a new generation without the lock, if
-    /// either is there.
-    fn complete_unregistered(&self) -> bool {
-        // Acquire: a new generation or a permit read here ends the wait,
-        // and the notifier's Release publishes its writes (N-9).
-        let mut state = self.notify.state.load(Acquire);
+    /// Whether `state` ends the wait: a new generation, or a permit, which
+    /// this consumes. Otherwise returns the state it last saw: this
+    /// generation, and no permit. One check for both sides of the lock, so
+    /// that the permit is consumed by one piece of code wherever it is found.
+    fn complete_from(&self, mut state: usize) -> Result<(), usize> {
         loop {
             // The generation first: a future that `notify_waiters` completed
             // must leave a later permit alone (N-3; tokio #7965).
             if generation_of(state) != self.generation {
-                return true;
+                return Ok(());
             }
             if bits_of(state) != NOTIFIED {
-                return false;
+                return Err(state);
             }
-            // Acquire on success: consumes the permit (N-9). Acquire on
-            // failure: the value is checked as the load above.
+            // Acquire on success: consumes the permit, and the notifier's
+            // Release publishes its writes (N-9). Acquire on failure: the
+            // value may show a new generation, which ends the wait too
+            // (without the lock; under it the generation cannot change).
             match self.notify.state.compare_exchange(
                 state,
                 with_bits(state, EMPTY),
                 Acquire,
                 Acquire,
             ) {
-                Ok(_) => return true,
+                Ok(_) => return Ok(()),
                 Err(actual) => state = actual,
             }
         }
     }
 
     fn register(self, waker: Option<&Waker>) -> Poll<()> {
-        if self.complete_unregistered() {
+        // Acquire: a new generation or a permit read here ends the wait,
+        // and the notifier's Release publishes its writes (N-9).
+        if self.complete_from(self.notify.state.load(Acquire)).is_ok() {
             *self.stage = Stage::Done;
             return Poll::Ready(());
         }
         // Cloned before the lock: a clone can run arbitrary code (N-6).
         let waker = waker.cloned();
         let mut waiters = self.notify.waiters.lock();
-        // Relaxed: under the lock the generation and WAITING are stable,
-        // and a permit found below is consumed with Acquire.
+        // Relaxed: under the lock the generation and WAITING are stable (a
+        // generation changed since the check above was changed under this
+        // lock, which orders us after it: N-9), and a permit stored since
+        // is consumed with Acquire by `complete_from`.
         let mut state = self.notify.state.load(Relaxed);
         let completed = loop {
-            if generation_of(state) != self.generation {
-                // Under the lock: the mutex orders us after the
-                // `notify_waiters` that changed it (N-9).
-                break true;
+            let seen = match self.complete_from(state) {
+                Ok(()) => break true,
+                Err(seen) => seen,
+            };
+            if bits_of(seen) == WAITING {
+                break false;
             }
-            match bits_of(state) {
-                WAITING => break false,
-                NOTIFIED => {
-                    // Acquire: consumes the permit (N-9). Relaxed on
-                    // failure: a lock-free consumer took it; retry.
-                    match self.notify.state.compare_exchange(
-                        state,
-                        with_bits(state, EMPTY),
-                        Acquire,
-                        Relaxed,
-                    ) {
-                        Ok(_) => break true,
-                        Err(actual) => state = actual,
-                    }
-                }
-                _ => {
-                    // Relaxed: EMPTY -> WAITING publishes nothing; notifiers
-                    // find this node under the lock. Relaxed on failure: a
-                    // lock-free notifier stored the permit; retry.
-                    match self.notify.state.compare_exchange(
-                        state,
-                        with_bits(state, WAITING),
-                        Relaxed,
-                        Relaxed,
-                    ) {
-                        Ok(_) => break false,
-                        Err(actual) => state = actual,
-                    }
-                }
+            // Relaxed: EMPTY -> WAITING publishes nothing; notifiers find
+            // this node under the lock. Relaxed on failure: a lock-free
+            // notifier stored the permit; check again.
+            match self.notify.state.compare_exchange(
+                seen,
+                with_bits(seen, WAITING),
+                Relaxed,
+                Relaxed,
+            ) {
+                Ok(_) => break false,
+                Err(actual) => state = actual,
             }
         };
         if completed {
