@@ -25,6 +25,12 @@ fn scaled(n: usize) -> usize {
     }
 }
 
+/// How long a test waits for something that must happen before it calls
+/// it lost: generous, since Miri runs every test about 1000x slower.
+fn patience() -> std::time::Duration {
+    std::time::Duration::from_secs(if cfg!(miri) { 600 } else { 20 })
+}
+
 fn runtime(workers: usize) -> Runtime {
     Builder::new_multi_thread()
         .worker_threads(workers)
@@ -675,6 +681,225 @@ fn dropping_the_runtime_drops_every_future_once() {
     }
 }
 
+/// Everything this thread allocates for a runtime is freed, whichever
+/// thread frees it: a task that finished and was joined while the runtime
+/// runs, and, when the runtime is dropped, the runtime itself and every task
+/// left in it (idle, queued on a worker, or still in the inject queue).
+/// Blocks are charged to the thread that allocated them (the counting
+/// allocator's owners), so a task freed by a worker counts.
+///
+/// Checks.
+#[test]
+#[cfg_attr(miri, ignore)] // counts no owners; Miri's own leak check applies
+fn runtime_frees_everything_it_allocated() {
+    // What a thread allocates once and keeps (its thread-locals) first.
+    runtime(2).block_on(async {});
+    let owner = crate::support::allocations::Owner::start();
+    let at_start = owner.live();
+    let rt = runtime(2);
+    let running = owner.live();
+    let tasks = scaled(200);
+    let handles: Vec<_> = (0..tasks).map(|i| rt.spawn(async move { i })).collect();
+    for (i, handle) in handles.into_iter().enumerate() {
+        assert_eq!(modelsync::block_on(handle).unwrap(), i);
+    }
+    // What stays is buffers that keep their capacity (the inject queue's,
+    // and the live-task list's 8 shards' with 2 workers), not a block per
+    // task. A worker releases its reference just after the output is
+    // published: wait for it.
+    let kept = || owner.live() - running;
+    let deadline = std::time::Instant::now() + patience();
+    while kept() >= 32 && std::time::Instant::now() < deadline {
+        std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+    }
+    assert!(
+        kept() < 32,
+        "{} blocks kept after {tasks} tasks joined",
+        kept()
+    );
+
+    // Left at shutdown: idle tasks, tasks that wake themselves (queued on a
+    // worker), and a burst spawned just before the drop (in the inject queue).
+    let mut handles: Vec<JoinHandle<()>> = Vec::new();
+    let yields = Arc::new(AtomicUsize::new(0));
+    let yielders = scaled(50);
+    for _ in 0..yielders {
+        handles.push(rt.spawn(std::future::pending()));
+        let yields = yields.clone();
+        handles.push(rt.spawn(async move {
+            loop {
+                yields.fetch_add(1, SeqCst);
+                yield_now().await;
+            }
+        }));
+    }
+    // The yielders run: each yield queues one in its worker's ring.
+    while yields.load(SeqCst) < 2 * yielders {
+        std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+    }
+    for _ in 0..scaled(300) {
+        handles.push(rt.spawn(async {}));
+    }
+    drop(rt);
+    drop((handles, yields));
+    assert_eq!(
+        owner.live(),
+        at_start,
+        "the runtime or a task was not freed"
+    );
+}
+
+/// A task queued on a worker that is busy (its poll blocks the thread) is
+/// stolen and run by another worker: the blocking task waits for it.
+///
+/// Checks: R-14.
+#[test]
+fn work_queued_on_a_busy_worker_is_stolen() {
+    let rt = runtime(2);
+    for round in 0..scaled(20) {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let blocker = {
+            let ran = ran.clone();
+            rt.spawn(async move {
+                // Two spawns from this worker: the first goes to its LIFO
+                // slot, the second pushes it into the ring, where only a
+                // thief can take it while this poll blocks.
+                for _ in 0..2 {
+                    let ran = ran.clone();
+                    drop(spawn(async move {
+                        ran.fetch_add(1, SeqCst);
+                    }));
+                }
+                let deadline = std::time::Instant::now() + patience();
+                while ran.load(SeqCst) == 0 {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "round {round}: a task queued on a busy worker was never stolen"
+                    );
+                    std::thread::yield_now(); // shim-exempt: blocks this worker on purpose
+                }
+            })
+        };
+        rt.block_on(blocker).unwrap();
+    }
+}
+
+/// A task woken on a worker of another runtime runs on its own runtime's
+/// worker, not on the waking one's.
+///
+/// Checks: R-15.
+#[test]
+fn a_task_runs_only_on_its_own_runtime() {
+    let (own, other) = (runtime(1), runtime(1));
+    let rounds = scaled(50);
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..rounds)
+        .map(|_| modelsync::oneshot::channel::<usize>())
+        .unzip();
+    let waiter = own.spawn(async move {
+        let mut threads = vec![std::thread::current().id()]; // shim-exempt: identifies the polling worker
+        for (round, receiver) in receivers.into_iter().enumerate() {
+            assert_eq!(receiver.await.unwrap(), round);
+            threads.push(std::thread::current().id()); // shim-exempt: as above
+        }
+        threads
+    });
+    let waker = other.spawn(async move {
+        let me = std::thread::current().id(); // shim-exempt: as above
+        for (round, sender) in senders.into_iter().enumerate() {
+            // The send wakes the waiter from this (the other runtime's) worker.
+            sender.send(round).unwrap();
+            yield_now().await;
+        }
+        me
+    });
+    let other_worker = other.block_on(waker).unwrap();
+    let threads = own.block_on(waiter).unwrap();
+    assert!(
+        threads
+            .iter()
+            .all(|&t| t == threads[0] && t != other_worker),
+        "polled on {threads:?}; the other runtime's worker is {other_worker:?}"
+    );
+}
+
+/// A panic in a future's drop, after it completed or when it is aborted,
+/// is reported as the task's panic; a panic in the drop of an output
+/// nobody reads is contained. The worker keeps running tasks.
+///
+/// Checks: R-6.
+#[test]
+fn panics_in_drops_are_contained() {
+    /// Ready at once; its drop panics.
+    struct ReadyThenPanicOnDrop(bool);
+    impl Future for ReadyThenPanicOnDrop {
+        type Output = u8;
+        fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<u8> {
+            if self.0 {
+                Poll::Ready(3)
+            } else {
+                Poll::Pending
+            }
+        }
+    }
+    impl Drop for ReadyThenPanicOnDrop {
+        fn drop(&mut self) {
+            panic!("drop boom");
+        }
+    }
+    struct PanicOnDrop;
+    impl Drop for PanicOnDrop {
+        fn drop(&mut self) {
+            panic!("output boom");
+        }
+    }
+
+    let rt = runtime(1);
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let completed = rt
+        .block_on(rt.spawn(ReadyThenPanicOnDrop(true)))
+        .unwrap_err();
+    let pending = rt.spawn(ReadyThenPanicOnDrop(false));
+    pending.abort();
+    let aborted = rt.block_on(pending).unwrap_err();
+    let unread = rt.spawn(async { PanicOnDrop });
+    drop(unread);
+    let after = rt.block_on(rt.spawn(async { 7 }));
+    std::panic::set_hook(previous);
+    assert!(completed.is_panic(), "{completed:?}");
+    assert_eq!(panic_message(completed.into_panic()), "drop boom");
+    assert!(aborted.is_panic(), "{aborted:?}");
+    assert_eq!(panic_message(aborted.into_panic()), "drop boom");
+    assert_eq!(after.unwrap(), 7, "the worker survived");
+}
+
+/// Dropping a runtime on one of its own workers panics with tokio's
+/// message (joining the workers would join that thread): the panic ends
+/// the task that dropped it.
+///
+/// Checks: R-13.
+#[test]
+#[cfg_attr(miri, ignore)] // leaves the runtime's workers running, which Miri reports
+fn dropping_the_runtime_on_its_worker_panics() {
+    let rt = runtime(1);
+    let slot = Arc::new(std::sync::Mutex::new(None::<Runtime>)); // shim-exempt: hands the runtime to its own task
+    let dropper = {
+        let slot = slot.clone();
+        rt.spawn(async move {
+            let rt = slot.lock().unwrap().take().unwrap();
+            drop(rt);
+        })
+    };
+    *slot.lock().unwrap() = Some(rt);
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let err = modelsync::block_on(dropper).unwrap_err();
+    std::panic::set_hook(previous);
+    assert!(err.is_panic(), "{err:?}");
+    assert!(panic_message(err.into_panic())
+        .contains("Cannot drop a runtime in a context where blocking is not allowed"));
+}
+
 /// Misuse panics with tokio's messages: `spawn` outside a runtime,
 /// `block_on` inside one, zero workers, a handle polled after completion.
 ///
@@ -776,21 +1001,29 @@ fn lifo_slot_does_not_starve_the_queue() {
 }
 
 /// The inject queue is checked every 61 ticks: a task spawned from outside
-/// runs while a local task keeps yielding on the only worker.
+/// runs while a local task keeps yielding on the only worker, however long
+/// it has yielded before the spawn.
 ///
 /// Checks: R-9.
 #[test]
 fn inject_queue_is_not_starved() {
     let rt = runtime(1);
     let stop = Arc::new(AtomicUsize::new(0));
+    let yields = Arc::new(AtomicUsize::new(0));
     let spinner = {
-        let stop = stop.clone();
+        let (stop, yields) = (stop.clone(), yields.clone());
         rt.spawn(async move {
             while stop.load(SeqCst) == 0 {
+                yields.fetch_add(1, SeqCst);
                 yield_now().await;
             }
         })
     };
+    // Well past the first 61 ticks, when any check of the inject queue is
+    // one of the periodic ones.
+    while yields.load(SeqCst) < 1_000 {
+        std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+    }
     let remote = {
         let stop = stop.clone();
         rt.spawn(async move { stop.store(1, SeqCst) })

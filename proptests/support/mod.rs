@@ -74,41 +74,107 @@ pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_default()
 }
 
-/// Counts this thread's allocations: the proptests target's global
-/// allocator, so that a test can assert that an operation allocates
-/// nothing.
+/// Counts allocations: the proptests target's global allocator, so that a
+/// test can assert that an operation allocates nothing, or that everything
+/// a thread allocated was freed, whichever thread freed it.
 pub mod allocations {
     use std::alloc::{GlobalAlloc, Layout, System};
     use std::cell::Cell;
+    use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed}; // shim-exempt: the global allocator, below every backend
 
     thread_local! {
         static COUNT: Cell<usize> = const { Cell::new(0) };
         static FREES: Cell<usize> = const { Cell::new(0) };
+        /// The owner this thread's allocations are charged to; 0: nobody.
+        static OWNER: Cell<usize> = const { Cell::new(0) };
     }
 
-    /// System's allocator, counting allocations and frees per thread.
+    const OWNERS: usize = 64;
+    /// Live allocations per owner, across every thread.
+    static LIVE: [AtomicIsize; OWNERS] = [const { AtomicIsize::new(0) }; OWNERS];
+    static NEXT_OWNER: AtomicUsize = AtomicUsize::new(1);
+
+    /// Every block starts with a header holding its owner, so that a free
+    /// on any thread is charged back to the owner that allocated it.
+    const HEADER: usize = 16;
+
+    /// Under Miri, blocks have no header and owners are not counted: a
+    /// pointer to the caller's part may not reach the header before it
+    /// (Stacked Borrows), and Miri checks leaks itself.
+    const CHARGES_OWNERS: bool = !cfg!(miri);
+
+    fn with_header(layout: Layout) -> (Layout, usize) {
+        if !CHARGES_OWNERS {
+            return (layout, 0);
+        }
+        let offset = layout.align().max(HEADER);
+        let layout = Layout::from_size_align(layout.size() + offset, offset)
+            .expect("a block with its header fits a Layout");
+        (layout, offset)
+    }
+
+    /// System's allocator, counting allocations and frees per thread, and
+    /// live blocks per owner.
     pub struct Counting;
 
-    // SAFETY: every call is forwarded to `System` unchanged; the counts
-    // are thread-local `Cell`s with no destructor, which allocate nothing.
+    // SAFETY: each block is System's, `offset` (0, or a multiple of the
+    // caller's alignment and at least 16) larger, and the caller gets the
+    // part after the header, aligned as asked; the owner is written in the
+    // header's last word, which is aligned for a usize. The counts are
+    // thread-local `Cell`s with no destructor and atomics, which allocate
+    // nothing.
     unsafe impl GlobalAlloc for Counting {
         unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
             COUNT.with(|c| c.set(c.get() + 1));
-            // SAFETY: forwarded with the caller's guarantees.
-            unsafe { System.alloc(layout) }
+            let owner = OWNER.with(Cell::get);
+            let (outer, offset) = with_header(layout);
+            // SAFETY: `outer` has a non-zero size (the caller's layout has,
+            // and the header adds to it).
+            let base = unsafe { System.alloc(outer) };
+            if base.is_null() || !CHARGES_OWNERS {
+                return base;
+            }
+            // Relaxed: a count, read after the threads that free are joined
+            // or polled until it settles.
+            LIVE[owner].fetch_add(1, Relaxed);
+            // SAFETY: the block is `offset` bytes longer than asked, and
+            // `offset` is at least the header.
+            unsafe {
+                let block = base.add(offset);
+                block.cast::<usize>().sub(1).write(owner);
+                block
+            }
         }
 
         unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
             FREES.with(|c| c.set(c.get() + 1));
-            // SAFETY: forwarded with the caller's guarantees.
-            unsafe { System.dealloc(ptr, layout) }
+            let (outer, offset) = with_header(layout);
+            // SAFETY: `ptr` came from `alloc` with this layout: the header,
+            // if any, is right before it.
+            unsafe {
+                if CHARGES_OWNERS {
+                    let owner = ptr.cast::<usize>().sub(1).read();
+                    // Relaxed: as in `alloc`.
+                    LIVE[owner].fetch_sub(1, Relaxed);
+                }
+                System.dealloc(ptr.sub(offset), outer);
+            }
         }
 
         unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
             COUNT.with(|c| c.set(c.get() + 1));
             FREES.with(|c| c.set(c.get() + 1));
-            // SAFETY: forwarded with the caller's guarantees.
-            unsafe { System.realloc(ptr, layout, new_size) }
+            let (outer, offset) = with_header(layout);
+            // SAFETY: as in `dealloc`; the header moves with the block, so
+            // it stays charged to its owner.
+            unsafe {
+                let base = System.realloc(ptr.sub(offset), outer, new_size + offset);
+                if base.is_null() {
+                    base
+                } else {
+                    base.add(offset)
+                }
+            }
         }
     }
 
@@ -123,5 +189,40 @@ pub mod allocations {
     pub fn live_on_this_thread() -> isize {
         let frees = FREES.with(Cell::get);
         COUNT.with(Cell::get) as isize - frees as isize
+    }
+
+    /// Charges what this thread allocates from now on to a new owner, until
+    /// dropped; [`live`](Self::live) counts the owner's blocks not yet
+    /// freed, by any thread.
+    pub struct Owner(usize);
+
+    impl Owner {
+        /// # Panics
+        /// Under Miri, which counts no owners (see `CHARGES_OWNERS`).
+        pub fn start() -> Owner {
+            if !CHARGES_OWNERS {
+                panic!("owners are not counted under Miri");
+            }
+            // Relaxed: only the number's uniqueness matters.
+            let owner = NEXT_OWNER.fetch_add(1, Relaxed);
+            assert!(owner < OWNERS, "more than {} owners in one run", OWNERS - 1);
+            OWNER.with(|o| {
+                assert_eq!(o.get(), 0, "this thread already charges an owner");
+                o.set(owner);
+            });
+            Owner(owner)
+        }
+
+        /// Blocks allocated by this owner and not yet freed.
+        pub fn live(&self) -> isize {
+            // Relaxed: as in `alloc`.
+            LIVE[self.0].load(Relaxed)
+        }
+    }
+
+    impl Drop for Owner {
+        fn drop(&mut self) {
+            OWNER.with(|o| o.set(0));
+        }
     }
 }

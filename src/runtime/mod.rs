@@ -57,8 +57,15 @@
 //!   their `JoinHandle`s report cancellation. Wakers that outlive the
 //!   runtime may be woken and dropped safely; nothing leaks.
 //!
-//! Not promised: which worker runs a task, the order tasks run in, or
-//! fairness beyond.
+//! - **Idle workers steal.** A task queued on a worker whose poll blocks
+//!   its thread is run by another worker; a searcher tries every other
+//!   worker's queue. The task in a worker's LIFO slot is the
+//!   exception, as in tokio: it runs when the blocking poll returns.
+//! - **A task stays on its runtime**: woken on another runtime's worker, it
+//!   is queued on its own runtime.
+//!
+//! Not promised: which of its runtime's workers runs a task, the order
+//! tasks run in, or fairness beyond.
 
 pub mod idle;
 pub mod state;

@@ -270,22 +270,24 @@ fn store_and_complete<F: Future>(ptr: NonNull<Header>, output: Result<F::Output,
     // User code (the output's drop, the join waker) may panic: the task
     // must still release its references.
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        if !snapshot.is_join_interested() {
+        if snapshot.is_join_interested() {
+            if snapshot.has_join_waker() {
+                // SAFETY: JOIN_WAKER is set, so the waker is the runtime's
+                // (rule 3) until `unset_waker_after_complete`.
+                cell.join_waker.with(|waker| match unsafe { &*waker } {
+                    Some(waker) => waker.wake_by_ref(),
+                    None => unreachable!("JOIN_WAKER is set with a waker"),
+                });
+                if !state.unset_waker_after_complete().is_join_interested() {
+                    // The handle was dropped meanwhile and left the waker
+                    // to us (it saw JOIN_WAKER set).
+                    // SAFETY: rule 3; the handle no longer touches it.
+                    cell.join_waker.with_mut(|waker| unsafe { *waker = None });
+                }
+            }
+        } else {
             // Rule 2: nobody will read the output; the completer drops it.
             let _ = drop_stage(cell);
-        } else if snapshot.has_join_waker() {
-            // SAFETY: JOIN_WAKER is set, so the waker is the runtime's
-            // (rule 3) until `unset_waker_after_complete`.
-            cell.join_waker.with(|waker| match unsafe { &*waker } {
-                Some(waker) => waker.wake_by_ref(),
-                None => unreachable!("JOIN_WAKER is set with a waker"),
-            });
-            if !state.unset_waker_after_complete().is_join_interested() {
-                // The handle was dropped meanwhile and left the waker to
-                // us (it saw JOIN_WAKER set).
-                // SAFETY: rule 3; the handle no longer touches it.
-                cell.join_waker.with_mut(|waker| unsafe { *waker = None });
-            }
         }
     }));
     // The caller's reference, and the live-task list's if the task was

@@ -280,8 +280,7 @@ impl Worker {
                 lifo: None,
                 tick: 0,
                 searching: false,
-                // Any non-zero seed: xorshift never leaves zero.
-                rng: 0x9E37_79B9 ^ (index as u32).wrapping_mul(0x85EB_CA6B) | 1,
+                rng: rng_seed(index),
                 stopped: false,
             }),
         };
@@ -324,16 +323,8 @@ impl Worker {
             core.searching = true;
         }
         let workers = self.shared.remotes.len();
-        // xorshift32
-        core.rng ^= core.rng << 13;
-        core.rng ^= core.rng >> 17;
-        core.rng ^= core.rng << 5;
-        let start = core.rng as usize % workers;
-        for i in 0..workers {
-            let victim = (start + i) % workers;
-            if victim == self.index {
-                continue;
-            }
+        core.rng = xorshift32(core.rng);
+        for victim in victims(core.rng as usize, workers, self.index) {
             if let Some(task) = self.shared.remotes[victim]
                 .steal
                 .steal_into(&mut core.local)
@@ -398,6 +389,30 @@ impl Worker {
             }
         }
     }
+}
+
+/// A worker's first random state: non-zero (xorshift never leaves zero)
+/// and different for each worker, so that searchers start apart.
+fn rng_seed(index: usize) -> u32 {
+    0x9E37_79B9 ^ (index as u32).wrapping_mul(0x85EB_CA6B) | 1
+}
+
+/// One step of Marsaglia's xorshift32: from any non-zero state it visits
+/// every non-zero `u32` before it repeats.
+fn xorshift32(mut x: u32) -> u32 {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    x
+}
+
+/// The workers a searcher tries, in order: every worker but itself, once
+/// each, from worker `random % workers` on, wrapping around.
+fn victims(random: usize, workers: usize, me: usize) -> impl Iterator<Item = usize> {
+    let start = random % workers;
+    (start..workers)
+        .chain(0..start)
+        .filter(move |&victim| victim != me)
 }
 
 /// Every task not yet complete, so that shutdown can drop their futures;
@@ -485,5 +500,48 @@ impl fmt::Debug for Shared {
             .field("idle", &self.idle)
             .field("inject", &self.inject.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A searcher tries every other worker exactly once, from the one the
+    /// random number picks: no worker's ring is skipped.
+    #[test]
+    fn victims_are_every_other_worker_once() {
+        for workers in 1..=8 {
+            for me in 0..workers {
+                for random in [0, 1, 2, 5, 7, 64, 1_000_003, u32::MAX as usize] {
+                    let order: Vec<usize> = victims(random, workers, me).collect();
+                    let mut seen = order.clone();
+                    seen.sort_unstable();
+                    let others: Vec<usize> = (0..workers).filter(|&w| w != me).collect();
+                    assert_eq!(seen, others, "{workers} workers, me {me}, random {random}");
+                    let start = random % workers;
+                    let first = if start == me {
+                        (start + 1) % workers
+                    } else {
+                        start
+                    };
+                    assert!(order.first().is_none_or(|&v| v == first));
+                }
+            }
+        }
+    }
+
+    /// xorshift32 is Marsaglia's (the known answers below are from his
+    /// generator), and the seeds are non-zero and apart.
+    #[test]
+    fn xorshift32_from_distinct_non_zero_seeds() {
+        assert_eq!(xorshift32(1), 270_369);
+        assert_eq!(xorshift32(2_463_534_242), 723_471_715);
+        let seeds: Vec<u32> = (0..64).map(rng_seed).collect();
+        assert!(seeds.iter().all(|&s| s != 0));
+        let mut distinct = seeds.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), seeds.len(), "two workers share a seed");
     }
 }
