@@ -525,7 +525,7 @@ mod tests {
                     } else {
                         start
                     };
-                    assert!(order.first().is_none_or(|&v| v == first));
+                    assert!(order.first().map_or(true, |&v| v == first));
                 }
             }
         }
