@@ -249,6 +249,66 @@ proptest! {
     }
 }
 
+/// A waiter chosen by `notify_one` or `notify_last` and dropped before it
+/// completes passes the notification on by the strategy that chose it, as
+/// tokio's does: to the oldest waiter left after `notify_one`, to the newest
+/// after `notify_last`, and again by the same strategy when that one is
+/// dropped in turn. Each waiter has its own waker, so the test sees which
+/// one was woken, not only how many. (The reference model covers this too,
+/// but reaches it only when a random sequence happens to register three
+/// waiters before a `notify_last`.)
+///
+/// Checks: N-4.
+#[test]
+fn forwarding_keeps_the_strategy() {
+    for lifo in [false, true] {
+        let notify = Notify::new();
+        let (wakers, counts): (Vec<_>, Vec<WakeCount>) = (0..4).map(|_| counting_waker()).unzip();
+        let mut waiters: Vec<_> = (0..4).map(|_| Some(Box::pin(notify.notified()))).collect();
+        for (waiter, waker) in waiters.iter_mut().zip(&wakers) {
+            let waiter = waiter.as_mut().expect("created");
+            assert!(waiter
+                .as_mut()
+                .poll(&mut Context::from_waker(waker))
+                .is_pending());
+        }
+        if lifo {
+            notify.notify_last();
+        } else {
+            notify.notify_one();
+        }
+        // Chosen, then forwarded to, in registration order 0..4.
+        let order: [usize; 3] = if lifo { [3, 2, 1] } else { [0, 1, 2] };
+        for forwarded in 1..order.len() {
+            let dropped = order[forwarded - 1];
+            drop(waiters[dropped].take());
+            // Woken once each: the chosen waiter and every one forwarded to.
+            let mut expected = [0; 4];
+            for &w in &order[..=forwarded] {
+                expected[w] = 1;
+            }
+            let woken: Vec<usize> = counts.iter().map(WakeCount::get).collect();
+            assert_eq!(
+                woken, expected,
+                "lifo {lifo}: after dropping waiter {dropped}"
+            );
+        }
+        let last = order[2];
+        for (i, (waiter, waker)) in waiters.iter_mut().zip(&wakers).enumerate() {
+            let Some(waiter) = waiter else { continue };
+            let ready = waiter
+                .as_mut()
+                .poll(&mut Context::from_waker(waker))
+                .is_ready();
+            assert_eq!(ready, i == last, "lifo {lifo}: waiter {i}");
+        }
+        assert!(
+            !notify.has_permit(),
+            "lifo {lifo}: a forwarded notification was also stored"
+        );
+    }
+}
+
 /// Registering, waiting, being notified (one, last, all) and forwarding on
 /// drop allocate nothing: a waiter is a node inside its own future, and
 /// `notify_waiters` wakes from a fixed batch on its stack.
