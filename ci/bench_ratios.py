@@ -15,9 +15,17 @@ a run replaces this host's column and never touches another host's. A
 target (`Target:` lines in benches/<p>.rs) is met only where it holds on
 every host recorded; BENCHMARKS.md's verdict column says so.
 
+A row is *stale* when the code it measured has changed since: `stale
+REGEX` marks every recorded row of the matching workloads so, on every
+host (run it with the change that makes them so), and a run on a host
+makes the rows it measures fresh there. A stale row still counts in the
+verdict, which names it "(stale)": a miss measured on old code stays a
+miss until that host measures the new code.
+
 Usage:
   ci/bench_ratios.py [--rounds N] [--only REGEX] [-- extra criterion arguments]
   ci/bench_ratios.py render     rewrite BENCHMARKS.md's table from ratios.json
+  ci/bench_ratios.py stale REGEX  mark the matching workloads' rows stale on every host
 """
 
 import argparse
@@ -156,9 +164,10 @@ def render(data):
                 continue
             spread = "" if r["min"] == r["max"] else f" ({r['min']:.2f} - {r['max']:.2f})"
             ours = f"; {show(r['ours'])} vs {show(r['peer'])}" if r.get("ours") else ""
-            cells.append(f"**{r['ratio']:.2f}**{spread}{ours}")
+            stale = r.get("stale", data["hosts"][h].get("stale", False))
+            cells.append(f"**{r['ratio']:.2f}**{spread}{ours}" + (" (stale)" if stale else ""))
             if limit is not None:
-                verdicts.append((i, r["ratio"] <= limit, data["hosts"][h].get("stale", False)))
+                verdicts.append((i, r["ratio"] <= limit, stale))
         if limit is None:
             verdict = "diagnostic, no target"
         else:
@@ -175,7 +184,8 @@ def write_doc(data):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("cmd", nargs="?", default="run", choices=["run", "render"])
+    parser.add_argument("cmd", nargs="?", default="run", choices=["run", "render", "stale"])
+    parser.add_argument("pattern", nargs="?", help="stale: workloads to mark (regex)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", help="criterion filter (regex), e.g. park/")
     parser.add_argument("extra", nargs="*", help="appended to the criterion arguments")
@@ -183,6 +193,20 @@ def main():
     data = json.loads(DATA.read_text()) if DATA.exists() else {"hosts": {}}
     if args.cmd == "render":
         write_doc(data)
+        return 0
+    if args.cmd == "stale":
+        if not args.pattern:
+            sys.exit("stale: give a regex of workloads, e.g. 'keyed/'")
+        marked = 0
+        for entry in data["hosts"].values():
+            for group, peers in entry["results"].items():
+                if re.search(args.pattern, group):
+                    for r in peers.values():
+                        r["stale"] = True
+                        marked += 1
+        DATA.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        write_doc(data)
+        print(f"{marked} row(s) marked stale")
         return 0
     key, description = host()
     extra = ([args.only] if args.only else []) + args.extra
@@ -195,7 +219,11 @@ def main():
     entry.setdefault("label", 1 + max((d.get("label", 0) for d in data["hosts"].values()),
                                       default=0))
     if args.only:
-        entry["results"].update(table)  # a partial run keeps the other rows
+        # A partial run keeps the other rows, as stale as they were.
+        for peers in entry["results"].values():
+            for r in peers.values():
+                r.setdefault("stale", entry.get("stale", False))
+        entry["results"].update(table)
     else:
         entry["results"] = table
     this_run = {"when": datetime.date.today().isoformat(),

@@ -566,6 +566,53 @@ fn async_recv_cancelled_while_a_release_races() {
     });
 }
 
+/// An async `recv` pends (announcing that the receiver waits) and is
+/// cancelled, and the receiver and the last sender leave while another
+/// thread's release runs. The release that replaces the announcement must
+/// wake the receiver after its push, when the receiver may already have
+/// taken the envelope and gone: the release keeps the channel alive for
+/// the wake with a reference taken before the push, and whoever goes last
+/// frees the channel once (loom checks the channel's `Arc`). The waiting
+/// message is dropped exactly once, by the receiver's drop (K-4).
+///
+/// Checks: K-4.
+#[test]
+fn async_release_wakes_a_receiver_that_leaves() {
+    let overlapped = Reach::new("the_receiver_left_while_the_release_ran");
+    let r = overlapped.clone();
+    model!().reach(&overlapped).check(move || {
+        let ledger = Ledger::new(2);
+        let (tx, mut rx) = keyed::channel::<u8, Tracked>(2);
+        assert!(
+            tx.try_send([0], ledger.item(0)).is_ok() && tx.try_send([0], ledger.item(1)).is_ok()
+        );
+        let held = rx.try_recv().expect("the first message");
+        let (pended, gone) = (Flag::default(), Flag::default());
+        let releaser = {
+            let (pended, gone, r) = (pended.clone(), gone.clone(), r.clone());
+            thread::spawn(move || {
+                let before = gone.get();
+                drop(held);
+                r.hit_if(pended.get() && !before && gone.get());
+            })
+        };
+        let (waker, _) = counting_waker();
+        {
+            let mut recv = Box::pin(rx.recv());
+            match recv.as_mut().poll(&mut Context::from_waker(&waker)) {
+                std::task::Poll::Ready(got) => {
+                    ledger.deliver(got.expect("the second message").into_value());
+                }
+                std::task::Poll::Pending => pended.set(),
+            }
+        }
+        drop((tx, rx));
+        gone.set();
+        releaser.join().unwrap();
+        ledger.assert_all_dropped_once();
+    });
+}
+
 /// A received message is dropped on another thread while the receiver
 /// and the last sender go: its release lands on a channel nobody receives
 /// from any more, and the value is still dropped exactly once, with no

@@ -565,8 +565,8 @@ fn cancelled_async_operations_lose_and_leak_nothing() {
 /// The channel keeps no copy of a key once nothing holds or waits for it:
 /// not in the key table, not in an envelope kept for reuse, not in a
 /// release the receiver never took in before it left, and not in the
-/// envelope of a message that outlived its receiver, once the last handle
-/// goes.
+/// envelope of a message that outlived its receiver, once that message
+/// goes (while a sender still keeps the channel).
 ///
 /// Checks: K-6.
 #[test]
@@ -601,14 +601,16 @@ fn keys_are_freed_with_their_last_use() {
     assert_eq!(copies(), 0, "a release left behind by the receiver");
     drop(tx);
 
-    // A message that outlives its receiver: freed with the last handle.
+    // A message that outlives its receiver: its release, finding the
+    // receiver gone, frees its envelope (and the key's copy) at once,
+    // while a sender still keeps the channel.
     let (tx, mut rx) = sync_channel::<CountedKey, u32>(4);
     tx.send([key(5)], 5).unwrap();
     let outliving = rx.recv().unwrap();
     drop(rx);
     drop(outliving);
-    drop(tx);
     assert_eq!(copies(), 0, "a release after the receiver left");
+    drop(tx);
 }
 
 /// Once warmed up, sending, receiving and releasing allocate nothing, in

@@ -15,7 +15,8 @@
 //!    `into_value`), marks the envelope released and pushes it onto the
 //!    stack;
 //! 3. the receiver takes it, releases its keys, and keeps it for a later
-//!    message (or frees it).
+//!    message (or frees it); once the receiver has gone, the `Message`
+//!    frees it itself (the stack is closed).
 //!
 //! # The stack
 //!
@@ -35,6 +36,12 @@
 //! push (and the taker looks again instead of sleeping) or the push sees
 //! the announcement (and wakes the taker). No fence, and no wake-up while
 //! the taker is busy.
+//!
+//! When the taker leaves for good it swings the head to `closed` (the
+//! address of the head word itself, never an envelope's), taking what was
+//! pushed; a push that finds `closed` fails and hands its envelope back.
+//! So every envelope pushed is either taken by the taker or handed back
+//! to its pusher, never both and never neither.
 
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
@@ -117,6 +124,16 @@ fn waiting<K, V>() -> *mut Envelope<K, V> {
     ptr::NonNull::dangling().as_ptr()
 }
 
+/// What a push did.
+pub(super) enum Pushed<K, V> {
+    /// Pushed; the taker is busy or will look before it sleeps.
+    Queued,
+    /// Pushed in place of the taker's announcement: wake the taker.
+    WakeTaker,
+    /// The taker has left (`close`): the envelope is the pusher's again.
+    Closed(Box<Envelope<K, V>>),
+}
+
 /// A stack many threads push envelopes onto and one thread empties at once.
 pub(super) struct Stack<K, V> {
     head: AtomicPtr<Envelope<K, V>>,
@@ -140,15 +157,36 @@ impl<K, V> Stack<K, V> {
         }
     }
 
-    /// Pushes `envelope`; returns whether the taker announced it waits,
-    /// and must be woken.
-    pub(super) fn push(&self, envelope: Box<Envelope<K, V>>) -> bool {
+    /// The head of a stack whose taker has left: the head word's own
+    /// address, which no envelope can have.
+    fn closed(&self) -> *mut Envelope<K, V> {
+        ptr::addr_of!(self.head).cast_mut().cast()
+    }
+
+    /// Pushes `envelope`, or hands it back if the taker has left.
+    /// `before_replacing_announcement` runs before each attempt to push in
+    /// place of the taker's announcement: once that succeeds the taker may
+    /// wake (even spuriously), take the envelope and leave, so whatever the
+    /// pusher needs to wake it must be secured before.
+    pub(super) fn push(
+        &self,
+        envelope: Box<Envelope<K, V>>,
+        mut before_replacing_announcement: impl FnMut(),
+    ) -> Pushed<K, V> {
         let envelope = Box::into_raw(envelope);
+        let closed = self.closed();
         // Relaxed: the value only seeds the CAS, and it is never
-        // dereferenced (the module documentation's ABA argument).
+        // dereferenced (the module documentation's ABA argument); nor is
+        // `closed`, after which the pusher keeps its envelope.
         let mut head = self.head.load(Relaxed);
         loop {
+            if head == closed {
+                // SAFETY: never published (every CAS failed), so still
+                // ours, from `Box::into_raw` above.
+                return Pushed::Closed(unsafe { Box::from_raw(envelope) });
+            }
             let below = if head == waiting() {
+                before_replacing_announcement();
                 ptr::null_mut()
             } else {
                 head
@@ -162,7 +200,8 @@ impl<K, V> Stack<K, V> {
                 .head
                 .compare_exchange_weak(head, envelope, Release, Relaxed)
             {
-                Ok(_) => return head == waiting(),
+                Ok(_) if head == waiting() => return Pushed::WakeTaker,
+                Ok(_) => return Pushed::Queued,
                 Err(actual) => head = actual,
             }
         }
@@ -184,12 +223,37 @@ impl<K, V> Stack<K, V> {
     pub(super) fn take_all(&self) -> Batch<K, V> {
         // Acquire: pairs with every push's Release CAS (the swap reads the
         // last of them), so the envelopes' contents are visible.
-        let mut newest = self.head.swap(ptr::null_mut(), Acquire);
+        let head = self.head.swap(ptr::null_mut(), Acquire);
+        debug_assert!(head != self.closed(), "taken from after closing");
+        Batch::reversed(head)
+    }
+
+    /// Takes every envelope pushed so far, as `take_all`, and refuses every
+    /// later push: the taker is leaving.
+    pub(super) fn close(&self) -> Batch<K, V> {
+        // Acquire: as `take_all`'s. A pusher that finds the stack closed
+        // reads nothing the taker wrote, so nothing is released.
+        let head = self.head.swap(self.closed(), Acquire);
+        Batch::reversed(head)
+    }
+}
+
+/// Envelopes taken from a stack, handed out oldest first.
+pub(super) struct Batch<K, V> {
+    next: *mut Envelope<K, V>,
+    /// How many were taken (handed out or not).
+    pub(super) len: usize,
+}
+
+impl<K, V> Batch<K, V> {
+    /// The envelopes chained from `newest` (a head taken by a swap, or the
+    /// `waiting` sentinel: none), put in push order.
+    fn reversed(mut newest: *mut Envelope<K, V>) -> Self {
         if newest == waiting() {
             newest = ptr::null_mut();
         }
-        // Reverse the chain (newest first as pushed) into push order.
         let mut oldest = ptr::null_mut();
+        let mut len = 0;
         while !newest.is_null() {
             // SAFETY: the swap made every envelope in the chain ours; each
             // is visited once and stays allocated (it is freed only after
@@ -197,20 +261,10 @@ impl<K, V> Stack<K, V> {
             let next = unsafe { (*newest).next.with_mut(|next| ptr::replace(next, oldest)) };
             oldest = newest;
             newest = next;
+            len += 1;
         }
-        Batch { next: oldest }
+        Batch { next: oldest, len }
     }
-}
-
-impl<K, V> Drop for Stack<K, V> {
-    fn drop(&mut self) {
-        drop(self.take_all());
-    }
-}
-
-/// Envelopes taken from a stack, handed out oldest first.
-pub(super) struct Batch<K, V> {
-    next: *mut Envelope<K, V>,
 }
 
 impl<K, V> Iterator for Batch<K, V> {

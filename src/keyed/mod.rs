@@ -90,7 +90,11 @@
 //! read the receiver's count only when their last look at it says the
 //! channel is full. A receiver about to sleep announces it on the stack
 //! and on the slot it waits for; the next release, or the writer of that
-//! slot, wakes it. A receive wakes a sender waiting for room.
+//! slot, wakes it. A receive wakes a sender waiting for room. A
+//! `Message` holds no reference count of the channel: the receiver counts
+//! the messages out and keeps the channel alive for them, and when it
+//! leaves hands its reference to an orphan count that the last of them
+//! brings to zero (`Channel`).
 //!
 //! Not promised: any order between messages with no key in common, beyond
 //! "ready first, received first"; fairness among senders blocked on a full
@@ -130,10 +134,10 @@ use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::Hash;
 use std::mem::ManuallyDrop;
-use std::ptr;
+use std::ptr::NonNull;
 
 use self::core::{Core, KeySet, Keyed};
-use self::intake::{Envelope, Stack};
+use self::intake::{Envelope, Pushed, Stack};
 use self::room::{Refused, Room};
 use self::slots::{Reader, Slots};
 use crate::notify::Notify;
@@ -163,6 +167,12 @@ struct Shared<K, V> {
     /// Envelopes of dropped messages, for the receiver to release their
     /// keys.
     released: CachePadded<Stack<K, V>>,
+    /// Messages still out once the receiver has gone, counted by
+    /// additions that wrap: the receiver's drop adds how many it left out,
+    /// each of those messages adds -1 as it goes, in either order; whoever
+    /// brings it to zero drops the receiver's reference to the channel,
+    /// which they own together (`Shared::settle`).
+    orphans: AtomicUsize,
     wake: Wake,
     /// Hashes every key once, on its sender's thread (`KeySet::new`);
     /// random per channel, so that nobody can choose keys that collide.
@@ -243,6 +253,7 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
             senders: AtomicUsize::new(1),
             slots,
             released: CachePadded(Stack::new()),
+            orphans: AtomicUsize::new(0),
             wake,
             hasher: RandomState::new(),
         });
@@ -304,12 +315,95 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
             self.wake.one_sender();
         }
     }
+}
 
-    /// A dropped message's envelope, value gone, back to the receiver.
-    fn release(&self, mut envelope: Box<Envelope<K, V>>) {
+/// The channel as a received [`Message`] sees it: without a reference
+/// count of its own, so that receiving and releasing a message touch no
+/// counter but the room's. The channel stays alive for the message
+/// because the receiver counts the messages it hands out and the
+/// envelopes that come back (`Inbox::out`), and keeps its own reference
+/// while any is out: until it leaves, and then through the orphan count
+/// (`Shared::settle`), which the message's release settles instead.
+struct Channel<K, V>(NonNull<Shared<K, V>>);
+
+// SAFETY: a `Channel` is a shared reference to the channel, kept valid as
+// its documentation says; it may cross threads exactly when an `Arc` of
+// the channel may.
+unsafe impl<K, V> Send for Channel<K, V> where Arc<Shared<K, V>>: Send {}
+// SAFETY: as above.
+unsafe impl<K, V> Sync for Channel<K, V> where Arc<Shared<K, V>>: Sync {}
+
+impl<K: Eq + Hash + Clone, V> Channel<K, V> {
+    /// Hands a received message's envelope, value gone, back to the
+    /// receiver, waking it if it waits; or, if it has left, frees the
+    /// envelope here and gives up the message's share of the channel. The
+    /// message's last use of the channel.
+    fn release(self, mut envelope: Box<Envelope<K, V>>) {
         envelope.released = true;
-        if self.released.push(envelope) {
-            self.wake.receiver();
+        // SAFETY: the message is out (its envelope has not come back), so
+        // the receiver or the orphan count keeps the channel alive.
+        let shared = unsafe { self.0.as_ref() };
+        // Once the envelope is pushed the receiver may take it and leave,
+        // freeing the channel; the push that must wake the receiver keeps
+        // the channel alive for that with a reference taken before.
+        let mut keep_alive = None;
+        let pushed = shared.released.push(envelope, || {
+            if keep_alive.is_none() {
+                keep_alive = Some(self.counted());
+            }
+        });
+        match pushed {
+            Pushed::Queued => {}
+            Pushed::WakeTaker => keep_alive
+                .as_ref()
+                .expect("taken before replacing the announcement")
+                .wake
+                .receiver(),
+            Pushed::Closed(envelope) => {
+                drop(envelope); // its keys; the value went with the message
+                                // SAFETY: the receiver has left this message out, so it
+                                // owns a share of the receiver's reference, and it does
+                                // not touch the channel again.
+                unsafe { Shared::settle(self.0, 0usize.wrapping_sub(1)) };
+            }
+        }
+    }
+
+    /// A counted reference to the channel.
+    fn counted(&self) -> Arc<Shared<K, V>> {
+        // SAFETY: the pointer is the receiver's `Arc::as_ptr`, and the
+        // channel is alive while the message is out (see `release`).
+        unsafe {
+            Arc::increment_strong_count(self.0.as_ptr());
+            Arc::from_raw(self.0.as_ptr())
+        }
+    }
+}
+
+impl<K, V> Shared<K, V> {
+    /// Adds `shares` to the orphan count: the receiver's drop the messages
+    /// it left out, each of those messages -1 (`usize::MAX`) as it goes.
+    /// Only the receiver adds more than nothing, so until it has the count
+    /// is negative and after it falls to zero only with the last message:
+    /// whichever addition makes it zero is the last, in any order, and
+    /// drops the receiver's reference.
+    ///
+    /// # Safety
+    /// `this` is the channel's `Arc::as_ptr`; the caller is the receiver's
+    /// drop, whose `Arc` it hands over, or a message the receiver left out;
+    /// it does not touch the channel afterwards.
+    unsafe fn settle(this: NonNull<Self>, shares: usize) {
+        // SAFETY: the receiver's reference, which the caller shares, keeps
+        // the channel alive until the count reaches zero, and whoever
+        // brings it there alone takes the reference back.
+        unsafe {
+            // AcqRel: Release so that this party's uses of the channel
+            // happen-before its drop; Acquire, for the last, to see every
+            // other party's (each addition continues the release sequence).
+            let before = this.as_ref().orphans.fetch_add(shares, AcqRel);
+            if before.wrapping_add(shares) == 0 {
+                drop(Arc::from_raw(this.as_ptr()));
+            }
         }
     }
 }
@@ -323,7 +417,11 @@ impl<K, V> Keyed<K> for Box<Envelope<K, V>> {
 /// The receiver's half: the key table and the reading end of the slots,
 /// which nobody else touches. Both flavours' receivers wrap one.
 struct Inbox<K: Eq + Hash + Clone, V> {
-    shared: Arc<Shared<K, V>>,
+    /// Dropped by `Inbox::drop`, or handed to the orphans.
+    shared: ManuallyDrop<Arc<Shared<K, V>>>,
+    /// Messages handed out whose envelopes have not come back: while one
+    /// is out, the receiver keeps the channel alive for it (`Channel`).
+    out: usize,
     core: Core<K, Box<Envelope<K, V>>>,
     reader: Reader<K, V>,
     /// Messages read from the slots and not yet received: filed in the
@@ -341,7 +439,8 @@ struct Inbox<K: Eq + Hash + Clone, V> {
 impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     fn new(shared: Arc<Shared<K, V>>, reader: Reader<K, V>) -> Self {
         Inbox {
-            shared,
+            shared: ManuallyDrop::new(shared),
+            out: 0,
             core: Core::new(),
             reader,
             filed: 0,
@@ -349,10 +448,20 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
         }
     }
 
+    /// The channel, as its messages reach it (`Channel`): the `Arc`'s own
+    /// pointer, which `Arc::from_raw` takes back.
+    fn channel(&self) -> NonNull<Shared<K, V>> {
+        NonNull::new(Arc::as_ptr(&self.shared).cast_mut()).expect("an `Arc` points somewhere")
+    }
+
     /// Takes in every release so far: frees their keys (which may make
     /// waiting messages ready) and keeps their envelopes for new messages.
     fn take_releases(&mut self) {
-        for mut envelope in self.shared.released.take_all() {
+        let batch = self.shared.released.take_all();
+        // Counted back as taken: a batch given up part way (a key's `Eq`
+        // panicked) frees the rest, which no message uses either.
+        self.out -= batch.len;
+        for mut envelope in batch {
             self.core.release(&envelope.keys);
             // Its value went with its `Message`; its keys go now, and the
             // envelope carries the next message.
@@ -409,9 +518,10 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
             Some(envelope) => {
                 self.filed -= 1;
                 self.shared.free_slot();
+                self.out += 1;
                 Ok(Message {
                     envelope: ManuallyDrop::new(envelope),
-                    shared: self.shared.clone(),
+                    channel: Channel(self.channel()),
                 })
             }
             None => Err(self.why_empty(true)),
@@ -467,10 +577,20 @@ impl<K: Eq + Hash + Clone, V> Drop for Inbox<K, V> {
             }
         }
         self.shared.wake.all_senders();
-        drop(written);
         // The filed messages go with `self.core`, as the fields drop.
-        // Released envelopes go now rather than with the last handle.
-        drop(self.shared.released.take_all());
+        // Closing the release stack takes the envelopes pushed so far; the
+        // messages still out will find it closed and settle instead, and
+        // the receiver's reference goes to them.
+        let back = self.shared.released.close();
+        let left_out = self.out - back.len;
+        // SAFETY: the pointer is the `Arc`'s, handed over here, and not
+        // used again: what drops after this (the values read above, the
+        // envelopes that came back, the core's envelopes, the reader's
+        // block, the spare envelopes) does not reach the channel, so a
+        // value's `Drop` that panics cannot leak it.
+        unsafe { Shared::settle(self.channel(), left_out) };
+        drop(written);
+        drop(back);
     }
 }
 
@@ -506,7 +626,7 @@ impl<T> Exclusive<T> {
 pub struct Message<K: Eq + Hash + Clone, V> {
     /// Its value is present until the message drops or gives it away.
     envelope: ManuallyDrop<Box<Envelope<K, V>>>,
-    shared: Arc<Shared<K, V>>,
+    channel: Channel<K, V>,
 }
 
 impl<K: Eq + Hash + Clone, V> Message<K, V> {
@@ -532,9 +652,6 @@ impl<K: Eq + Hash + Clone, V> Message<K, V> {
         // `this` is never dropped, so it is not dropped again.
         let value = unsafe { ManuallyDrop::take(&mut this.envelope.value) };
         this.release();
-        // SAFETY: read once; `this` is never dropped, so the `Arc` is not
-        // dropped twice.
-        drop(unsafe { ptr::read(&this.shared) });
         value
     }
 
@@ -544,7 +661,7 @@ impl<K: Eq + Hash + Clone, V> Message<K, V> {
         // SAFETY: called once, by `drop` or `into_value`, which never touch
         // `self.envelope` afterwards.
         let envelope = unsafe { ManuallyDrop::take(&mut self.envelope) };
-        self.shared.release(envelope);
+        Channel(self.channel.0).release(envelope);
     }
 }
 
