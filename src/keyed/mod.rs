@@ -7,7 +7,7 @@
 //! processed one message at a time and in the order it was sent. It comes
 //! in two flavours with one [`Message`] type: [`sync_channel`] (blocking
 //! threads) and [`channel`] (async tasks, which wait on
-//! [`Notify`](crate::notify::Notify)).
+//! [`Notify`]).
 //!
 //! ```
 //! # if modelsync::sync::BACKEND != "std" { return; }
@@ -55,7 +55,8 @@
 //!   does `Eq` between the keys of one message); its `Eq` against other
 //!   messages' keys, its `Clone` and its `Drop` run on the receiver's
 //!   thread, inside its calls (`recv`, `try_recv`, `recv_timeout`,
-//!   dropping it). A `Hash` that panics panics in `send`, before the
+//!   dropping it), except that a message dropped after its receiver drops
+//!   its own keys. A `Hash` that panics panics in `send`, before the
 //!   message takes a slot. An `Eq` or `Clone` that panics panics in the
 //!   receiver's call: the message it was filing is dropped with its value
 //!   and its slot freed, nothing else is lost or doubled, and dropping the
