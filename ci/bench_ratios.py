@@ -182,6 +182,12 @@ def write_doc(data):
     DOC.write_text(splice(DOC.read_text(), BEGIN, END, render(data), "BENCHMARKS.md"))
 
 
+def save(data):
+    """Writes ratios.json and BENCHMARKS.md's table from it."""
+    DATA.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    write_doc(data)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("cmd", nargs="?", default="run", choices=["run", "render", "stale"])
@@ -204,8 +210,7 @@ def main():
                     for r in peers.values():
                         r["stale"] = True
                         marked += 1
-        DATA.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-        write_doc(data)
+        save(data)
         print(f"{marked} row(s) marked stale")
         return 0
     key, description = host()
@@ -241,8 +246,7 @@ def main():
     for legacy in ("note", *this_run):
         entry.pop(legacy, None)
     data["hosts"][key] = entry
-    DATA.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-    write_doc(data)
+    save(data)
     print(f"host: {description}")
     print(render(data))
     return 0

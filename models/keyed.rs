@@ -529,6 +529,35 @@ fn async_blocks_reused_while_sending() {
     blocks_reused_while_sending::<Async>(model!().preemption_bound(3));
 }
 
+/// An async channel of capacity 2 holding two messages on key 0, and the
+/// first of them received: the second waits for its release.
+fn second_waits_behind_the_first(
+    ledger: &Ledger,
+) -> (
+    keyed::Sender<u8, Tracked>,
+    keyed::Receiver<u8, Tracked>,
+    Msg,
+) {
+    let (tx, mut rx) = keyed::channel::<u8, Tracked>(2);
+    assert!(tx.try_send([0], ledger.item(0)).is_ok() && tx.try_send([0], ledger.item(1)).is_ok());
+    let held = rx.try_recv().expect("the first message");
+    (tx, rx, held)
+}
+
+/// Polls one `recv` once and drops it: delivers the second message if it
+/// was ready, and returns whether the `recv` pended (and was cancelled).
+fn recv_polled_once_then_cancelled(rx: &mut keyed::Receiver<u8, Tracked>, ledger: &Ledger) -> bool {
+    let (waker, _) = counting_waker();
+    let mut recv = Box::pin(rx.recv());
+    match recv.as_mut().poll(&mut Context::from_waker(&waker)) {
+        std::task::Poll::Ready(got) => {
+            ledger.deliver(got.expect("the second message").into_value());
+            false
+        }
+        std::task::Poll::Pending => true,
+    }
+}
+
 /// An async `recv`, pending on a conflicted message, is cancelled while
 /// another thread's release makes that message ready: nothing is lost, and
 /// the next `recv` gets it (K-4).
@@ -540,21 +569,10 @@ fn async_recv_cancelled_while_a_release_races() {
     let r = pended.clone();
     model!().reach(&pended).check(move || {
         let ledger = Ledger::new(2);
-        let (tx, mut rx) = keyed::channel::<u8, Tracked>(2);
-        assert!(
-            tx.try_send([0], ledger.item(0)).is_ok() && tx.try_send([0], ledger.item(1)).is_ok()
-        );
-        let held = rx.try_recv().expect("the first message");
+        let (tx, mut rx, held) = second_waits_behind_the_first(&ledger);
         let releaser = thread::spawn(move || drop(held));
-        let (waker, _) = counting_waker();
-        {
-            let mut recv = Box::pin(rx.recv());
-            match recv.as_mut().poll(&mut Context::from_waker(&waker)) {
-                std::task::Poll::Ready(got) => {
-                    ledger.deliver(got.expect("the second message").into_value());
-                }
-                std::task::Poll::Pending => r.hit(), // cancelled by the drop
-            }
+        if recv_polled_once_then_cancelled(&mut rx, &ledger) {
+            r.hit();
         }
         releaser.join().unwrap();
         if ledger.delivered().is_empty() {
@@ -583,11 +601,7 @@ fn async_release_wakes_a_receiver_that_leaves() {
     let r = overlapped.clone();
     model!().reach(&overlapped).check(move || {
         let ledger = Ledger::new(2);
-        let (tx, mut rx) = keyed::channel::<u8, Tracked>(2);
-        assert!(
-            tx.try_send([0], ledger.item(0)).is_ok() && tx.try_send([0], ledger.item(1)).is_ok()
-        );
-        let held = rx.try_recv().expect("the first message");
+        let (tx, mut rx, held) = second_waits_behind_the_first(&ledger);
         let (pended, gone) = (Flag::default(), Flag::default());
         let releaser = {
             let (pended, gone, r) = (pended.clone(), gone.clone(), r.clone());
@@ -597,15 +611,8 @@ fn async_release_wakes_a_receiver_that_leaves() {
                 r.hit_if(pended.get() && !before && gone.get());
             })
         };
-        let (waker, _) = counting_waker();
-        {
-            let mut recv = Box::pin(rx.recv());
-            match recv.as_mut().poll(&mut Context::from_waker(&waker)) {
-                std::task::Poll::Ready(got) => {
-                    ledger.deliver(got.expect("the second message").into_value());
-                }
-                std::task::Poll::Pending => pended.set(),
-            }
+        if recv_polled_once_then_cancelled(&mut rx, &ledger) {
+            pended.set();
         }
         drop((tx, rx));
         gone.set();

@@ -339,7 +339,7 @@ impl<K: Eq + Hash + Clone, V> Channel<K, V> {
     /// receiver, waking it if it waits; or, if it has left, frees the
     /// envelope here and gives up the message's share of the channel. The
     /// message's last use of the channel.
-    fn release(self, mut envelope: Box<Envelope<K, V>>) {
+    fn release(&self, mut envelope: Box<Envelope<K, V>>) {
         envelope.released = true;
         // SAFETY: the message is out (its envelope has not come back), so
         // the receiver or the orphan count keeps the channel alive.
@@ -361,10 +361,11 @@ impl<K: Eq + Hash + Clone, V> Channel<K, V> {
                 .wake
                 .receiver(),
             Pushed::Closed(envelope) => {
-                drop(envelope); // its keys; the value went with the message
-                                // SAFETY: the receiver has left this message out, so it
-                                // owns a share of the receiver's reference, and it does
-                                // not touch the channel again.
+                // Its keys go here; the value went with the message.
+                drop(envelope);
+                // SAFETY: the receiver has left this message out, so it
+                // owns a share of the receiver's reference, and it does
+                // not touch the channel again.
                 unsafe { Shared::settle(self.0, 0usize.wrapping_sub(1)) };
             }
         }
@@ -662,7 +663,7 @@ impl<K: Eq + Hash + Clone, V> Message<K, V> {
         // SAFETY: called once, by `drop` or `into_value`, which never touch
         // `self.envelope` afterwards.
         let envelope = unsafe { ManuallyDrop::take(&mut self.envelope) };
-        Channel(self.channel.0).release(envelope);
+        self.channel.release(envelope);
     }
 }
 
