@@ -128,6 +128,52 @@ fn async_release_races_blocked_recv() {
     release_races_blocked_recv::<Async>(model!());
 }
 
+/// The last sender sends one message and leaves while the receiver
+/// receives: the message is received (a receiver that sees the senders
+/// gone looks at the slots once more), and the next `recv`, which may
+/// already be waiting, is woken by the departure and fails (K-3); nothing
+/// queued is lost (K-4).
+fn last_sender_leaves_while_recv_waits<F: Flavour>(model: Model) {
+    let early = Reach::new("recv_began_before_the_last_sender_left");
+    let r = early.clone();
+    model.reach(&early).check(move || {
+        let ledger = Ledger::new(1);
+        let (tx, mut rx) = F::channel(1);
+        // A loom atomic, not a `Flag`, as in `release_races_blocked_recv`.
+        let leaving = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
+        let sender = {
+            let (ledger, leaving) = (ledger.clone(), leaving.clone());
+            thread::spawn(move || {
+                F::send(&tx, &[0], ledger.item(0)).unwrap();
+                // Relaxed: only labels the execution.
+                leaving.store(true, modelsync::sync::atomic::Ordering::Relaxed);
+                drop(tx);
+            })
+        };
+        // Relaxed: only labels the execution.
+        r.hit_if(!leaving.load(modelsync::sync::atomic::Ordering::Relaxed));
+        let message = F::recv(&mut rx).expect("the message sent before leaving");
+        assert_eq!(message.value().id(), 0);
+        ledger.deliver(message.into_value());
+        assert_eq!(F::recv(&mut rx).err(), Some(RecvError));
+        sender.join().unwrap();
+        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Disconnected));
+        ledger.assert_all_delivered_once();
+    });
+}
+
+/// Checks: K-3, K-4.
+#[test]
+fn sync_last_sender_leaves_while_recv_waits() {
+    last_sender_leaves_while_recv_waits::<Blocking>(model!());
+}
+
+/// Checks: K-3, K-4.
+#[test]
+fn async_last_sender_leaves_while_recv_waits() {
+    last_sender_leaves_while_recv_waits::<Async>(model!());
+}
+
 /// Two senders race on a shared key, one sending two messages and the
 /// other one: the receiver gets all three, one at a time (each holds the
 /// key), and the first sender's two in the order it sent them (K-2).
