@@ -11,7 +11,7 @@ use std::future::Future;
 use std::task::Context;
 
 use crate::harness::{counting_waker, model, Flag, Handoff, Ledger, Model, Reach, Tracked};
-use modelsync::keyed::error::{RecvError, SendError, TryRecvError};
+use modelsync::keyed::error::{RecvError, SendError, TryRecvError, TrySendError};
 use modelsync::keyed::{self, Message};
 use modelsync::sync::thread;
 
@@ -23,6 +23,7 @@ trait Flavour: 'static {
     type Rx: Send + 'static;
     fn channel(capacity: usize) -> (Self::Tx, Self::Rx);
     fn send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), SendError<Tracked>>;
+    fn try_send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), TrySendError<Tracked>>;
     fn recv(rx: &mut Self::Rx) -> Result<Msg, RecvError>;
     fn try_recv(rx: &mut Self::Rx) -> Result<Msg, TryRecvError>;
 }
@@ -38,6 +39,9 @@ impl Flavour for Blocking {
     }
     fn send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), SendError<Tracked>> {
         tx.send(keys.iter().copied(), value)
+    }
+    fn try_send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), TrySendError<Tracked>> {
+        tx.try_send(keys.iter().copied(), value)
     }
     fn recv(rx: &mut Self::Rx) -> Result<Msg, RecvError> {
         rx.recv()
@@ -55,6 +59,9 @@ impl Flavour for Async {
     }
     fn send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), SendError<Tracked>> {
         modelsync::block_on(tx.send(keys.iter().copied(), value))
+    }
+    fn try_send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), TrySendError<Tracked>> {
+        tx.try_send(keys.iter().copied(), value)
     }
     fn recv(rx: &mut Self::Rx) -> Result<Msg, RecvError> {
         modelsync::block_on(rx.recv())
@@ -126,6 +133,68 @@ fn sync_release_races_blocked_recv() {
 #[test]
 fn async_release_races_blocked_recv() {
     release_races_blocked_recv::<Async>(model!());
+}
+
+/// `try_send` on a full channel (capacity 1) while another thread
+/// receives the queued message: it sends, or answers `Full` and gives the
+/// value back. After the receive happened-before (a join), a refused value
+/// is accepted, and a channel holding the accepted one refuses the next:
+/// `Full` exactly when the channel is full (K-7). Every value is received
+/// once or handed back (K-4).
+fn try_send_races_a_receive<F: Flavour>(model: Model) {
+    let refused = Reach::new("try_send_refused_while_the_receive_ran");
+    let r = refused.clone();
+    model.reach(&refused).check(move || {
+        let ledger = Ledger::new(3);
+        let (tx, mut rx) = F::channel(1);
+        F::send(&tx, &[0], ledger.item(0)).unwrap();
+        let receiver = {
+            let ledger = ledger.clone();
+            thread::spawn(move || {
+                let message = F::recv(&mut rx).expect("the queued message");
+                assert_eq!(message.value().id(), 0);
+                ledger.deliver(message.into_value());
+                rx
+            })
+        };
+        let first = F::try_send(&tx, &[1], ledger.item(1));
+        let mut rx = receiver.join().unwrap();
+        match first {
+            Ok(()) => {}
+            Err(TrySendError::Full(back)) => {
+                r.hit();
+                assert_eq!(back.id(), 1, "refused with another value");
+                F::try_send(&tx, &[1], back).expect("room freed by a receive that happened before");
+            }
+            Err(TrySendError::Disconnected(_)) => unreachable!("the receiver is alive"),
+        }
+        // The accepted message fills the channel.
+        match F::try_send(&tx, &[2], ledger.item(2)) {
+            Err(TrySendError::Full(back)) => {
+                assert_eq!(back.id(), 2, "refused with another value");
+                ledger.deliver(back);
+            }
+            other => panic!("a full channel answered {other:?}"),
+        }
+        let message = F::recv(&mut rx).expect("the accepted message");
+        assert_eq!(message.value().id(), 1);
+        ledger.deliver(message.into_value());
+        drop(tx);
+        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Disconnected));
+        ledger.assert_all_delivered_once();
+    });
+}
+
+/// Checks: K-4, K-7.
+#[test]
+fn sync_try_send_races_a_receive() {
+    try_send_races_a_receive::<Blocking>(model!());
+}
+
+/// Checks: K-4, K-7.
+#[test]
+fn async_try_send_races_a_receive() {
+    try_send_races_a_receive::<Async>(model!());
 }
 
 /// The last sender sends one message and leaves while the receiver
