@@ -221,13 +221,29 @@ fn chain_of_three_wakeups() {
 /// Checks: N-4, N-8, N-9.
 #[test]
 fn dropped_chosen_waiter_forwards() {
+    dropped_chosen_waiter_forwards_by(model!(), false);
+}
+
+/// As above for `notify_last`, which chooses the newest waiter: dropped
+/// before it completes, it passes the notification on to the older one
+/// (N-4), as tokio's `Notified` does for both strategies.
+///
+/// Checks: N-4, N-8, N-9.
+#[test]
+fn dropped_chosen_waiter_forwards_after_notify_last() {
+    dropped_chosen_waiter_forwards_by(model!(), true);
+}
+
+/// Two registered waiters; the one the notification chooses (the first
+/// for `notify_one`, the second for `notify_last`) is dropped.
+fn dropped_chosen_waiter_forwards_by(model: crate::harness::Model, last: bool) {
     let forwarded = Reach::new("chosen_waiter_was_dropped");
     let r = forwarded.clone();
-    model!().reach(&forwarded).check(move || {
+    model.reach(&forwarded).check(move || {
         let notify = Arc::new(Notify::new());
         let note = Handoff::new();
         let (w1, woken1) = counting_waker();
-        let (w2, _) = counting_waker();
+        let (w2, woken2) = counting_waker();
         let mut f1 = Box::pin(notify.notified());
         let mut f2 = Box::pin(notify.notified());
         assert!(!poll(f1.as_mut(), &w1) && !poll(f2.as_mut(), &w2));
@@ -235,12 +251,23 @@ fn dropped_chosen_waiter_forwards() {
             let (notify, note) = (notify.clone(), note.clone());
             thread::spawn(move || {
                 note.write(1);
-                notify.notify_one();
+                if last {
+                    notify.notify_last();
+                } else {
+                    notify.notify_one();
+                }
             })
         };
-        drop(f1);
-        r.hit_if(woken1.get() > 0);
-        wait(f2);
+        let other = if last {
+            drop(f2);
+            r.hit_if(woken2.get() > 0);
+            f1
+        } else {
+            drop(f1);
+            r.hit_if(woken1.get() > 0);
+            f2
+        };
+        wait(other);
         assert_eq!(
             note.read(),
             1,

@@ -170,6 +170,67 @@ fn join_waker_racing_completion() {
     });
 }
 
+/// The `JoinHandle`, polled again with another waker, takes its stored
+/// waker back to replace it (as `can_read_output` does) while the task
+/// completes, and the completer wakes the stored waker and gives it up.
+/// The take-back finds COMPLETE (with the waker's bit still set, or
+/// already cleared by the completer) and the handle reads the output; or
+/// it takes the waker back first and stores the new one, which the
+/// completer then wakes, or finds COMPLETE then. The completer wakes a
+/// waker exactly when one is stored as it completes, and the handle
+/// that sees COMPLETE sees the output.
+///
+/// Checks.
+#[test]
+fn join_waker_replaced_racing_completion() {
+    let taken_back = Reach::new("handle_took_its_waker_back_before_completion");
+    let given_up = Reach::new("completer_gave_the_waker_up_before_the_take_back");
+    let (r_taken_back, r_given_up) = (taken_back.clone(), given_up.clone());
+    model!().reach(&taken_back).reach(&given_up).check(move || {
+        let state = Arc::new(State::new());
+        let output = Handoff::new();
+        assert_eq!(state.transition_to_running(), ToRunning::Success);
+        state
+            .set_join_waker()
+            .expect("the first poll's waker, stored");
+        let completer = {
+            let (state, output) = (state.clone(), output.clone());
+            thread::spawn(move || {
+                output.write(7);
+                let before = state.transition_to_complete();
+                if before.has_join_waker() {
+                    // Wake (recorded), then give the waker back.
+                    state.unset_waker_after_complete();
+                    true
+                } else {
+                    false
+                }
+            })
+        };
+        // The second poll, with another waker.
+        let stored_at_completion = if state.load().is_complete() {
+            true // the first waker, which the completer wakes
+        } else {
+            match state.unset_join_waker() {
+                Err(now) => {
+                    r_given_up.hit_if(!now.has_join_waker());
+                    true
+                }
+                Ok(_) => {
+                    r_taken_back.hit();
+                    state.set_join_waker().is_ok()
+                }
+            }
+        };
+        let woke = completer.join().unwrap();
+        assert_eq!(
+            woke, stored_at_completion,
+            "woken exactly when a waker was stored"
+        );
+        assert_eq!(output.read(), 7);
+    });
+}
+
 /// The `JoinHandle` is dropped while the task completes: the output and
 /// the join waker are each dropped exactly once, by whichever party the
 /// state word names, after every access of the other party.

@@ -390,13 +390,15 @@ impl State {
     /// task completed (the runtime owns the waker until it unsets it).
     pub fn unset_join_waker(&self) -> Result<Snapshot, Snapshot> {
         self.update(|mut s| {
-            assert!(
-                s.is_join_interested() && s.has_join_waker(),
-                "unset join waker from {s:?}"
-            );
+            assert!(s.is_join_interested(), "unset join waker from {s:?}");
+            // COMPLETE first: once complete, the completer may already have
+            // woken the waker and cleared its bit (`unset_waker_after_complete`)
+            // since the handle saw it set (as tokio's `unset_join_waker`).
             if s.is_complete() {
                 return (Err(s), None);
             }
+            // Not complete: only the handle clears the bit before then.
+            assert!(s.has_join_waker(), "unset join waker from {s:?}");
             s.0 &= !JOIN_WAKER;
             (Ok(s), Some(s))
         })
