@@ -631,6 +631,61 @@ fn join_output_delivered() {
     });
 }
 
+/// A `JoinHandle` polled with one waker, then with another while its task
+/// completes on a worker: the second poll takes the first waker back and
+/// stores its own, or finds the task complete and returns the output. A
+/// handle still pending after the second poll is woken through the
+/// second waker only, and the output is delivered once. The
+/// take-back that `join_waker_replaced_racing_completion` models on the
+/// state word alone, here with the waker cell's accesses.
+///
+/// Checks.
+#[test]
+fn join_handle_repolled_with_another_waker() {
+    // Bound 4 in pull requests (35,720 executions, about 1 s); unbounded,
+    // bound 7 is the highest that finishes within a minute.
+    let replaced = Reach::new("second_poll_replaced_the_waker");
+    let r_replaced = replaced.clone();
+    model!()
+        .reach(&replaced)
+        .preemption_bound(4)
+        .check(move || {
+            let ledger = Ledger::new(1);
+            let rt = runtime(1);
+            let item = ledger.item(0);
+            let mut handle = rt.spawn(async move { item });
+            let (first, first_wakes) = crate::harness::counting_waker();
+            let (second, _) = crate::harness::counting_waker();
+            let mut poll_with = |waker: &std::task::Waker| {
+                Pin::new(&mut handle).poll(&mut Context::from_waker(waker))
+            };
+            let output = match poll_with(&first) {
+                Poll::Ready(output) => output,
+                Poll::Pending => match poll_with(&second) {
+                    Poll::Ready(output) => output,
+                    Poll::Pending => {
+                        r_replaced.hit();
+                        // The counting waker's count is `Relaxed`: seeing it
+                        // would not order the completion before the next
+                        // poll, as an executor's queue does; so poll until
+                        // ready, then count the wakes.
+                        let output = loop {
+                            match poll_with(&second) {
+                                Poll::Ready(output) => break output,
+                                Poll::Pending => thread::yield_now(),
+                            }
+                        };
+                        assert_eq!(first_wakes.get(), 0, "woke the waker it replaced");
+                        output
+                    }
+                },
+            };
+            ledger.deliver(output.expect("the task returned"));
+            drop(rt);
+            ledger.assert_all_delivered_once();
+        });
+}
+
 /// tokio's `poll_drop_handle_then_drop`: the `JoinHandle` is polled (its
 /// waker stored), then dropped while the task completes: the output is
 /// dropped exactly once, by the task or by the handle.
