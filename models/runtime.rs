@@ -127,6 +127,23 @@ fn abort_racing_poll() {
         });
 }
 
+/// The task's completer on another thread: writes the output (7),
+/// completes, and if a join waker is stored wakes it (recorded as the
+/// thread's `true`) and gives it back.
+fn spawn_completer(state: &Arc<State>, output: &Arc<Handoff>) -> thread::JoinHandle<bool> {
+    let (state, output) = (state.clone(), output.clone());
+    thread::spawn(move || {
+        output.write(7);
+        let before = state.transition_to_complete();
+        if before.has_join_waker() {
+            state.unset_waker_after_complete();
+            true
+        } else {
+            false
+        }
+    })
+}
+
 /// The `JoinHandle` stores its waker while the task completes: either the
 /// store fails (COMPLETE seen) and the handle reads the output at once, or
 /// the completer sees the waker and wakes it. The output's write is
@@ -142,20 +159,7 @@ fn join_waker_racing_completion() {
         let state = Arc::new(State::new());
         let output = Handoff::new();
         assert_eq!(state.transition_to_running(), ToRunning::Success);
-        let completer = {
-            let (state, output) = (state.clone(), output.clone());
-            thread::spawn(move || {
-                output.write(7);
-                let before = state.transition_to_complete();
-                if before.has_join_waker() {
-                    // Wake (recorded), then give the waker back.
-                    state.unset_waker_after_complete();
-                    true
-                } else {
-                    false
-                }
-            })
-        };
+        let completer = spawn_completer(&state, &output);
         let stored = state.set_join_waker().is_ok();
         if !stored {
             assert_eq!(output.read(), 7, "COMPLETE seen: the output is readable");
@@ -193,20 +197,7 @@ fn join_waker_replaced_racing_completion() {
         state
             .set_join_waker()
             .expect("the first poll's waker, stored");
-        let completer = {
-            let (state, output) = (state.clone(), output.clone());
-            thread::spawn(move || {
-                output.write(7);
-                let before = state.transition_to_complete();
-                if before.has_join_waker() {
-                    // Wake (recorded), then give the waker back.
-                    state.unset_waker_after_complete();
-                    true
-                } else {
-                    false
-                }
-            })
-        };
+        let completer = spawn_completer(&state, &output);
         // The second poll, with another waker.
         let stored_at_completion = if state.load().is_complete() {
             true // the first waker, which the completer wakes
