@@ -159,6 +159,25 @@ impl Flag {
     }
 }
 
+/// A per-execution count that is not a scheduling point: [`Flag`]'s
+/// counterpart for labels that count (how many polls began, how many
+/// ended), with the same rules. Under loom and shuttle a read gives exactly
+/// what the other threads have done up to this thread's last operation;
+/// on real threads it may lag, so a model asserts on it only under loom
+/// and shuttle.
+#[derive(Clone, Debug, Default)]
+pub struct Tally(Arc<AtomicUsize>);
+
+impl Tally {
+    pub fn add_one(&self) {
+        self.0.fetch_add(1, Relaxed);
+    }
+
+    pub fn get(&self) -> usize {
+        self.0.load(Relaxed)
+    }
+}
+
 fn env_parse<T: std::str::FromStr>(name: &str, what: &str) -> Option<T> {
     let value = std::env::var(name).ok()?;
     Some(
