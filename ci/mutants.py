@@ -244,7 +244,10 @@ def copy_tree(dst):
 def run_one(mutant, slot, budget, scratch):
     workdir = scratch / f"work{slot}"
     copy_tree(workdir)
-    env = dict(os.environ, RUSTFLAGS="--cfg loom", LOOM_MAX_PREEMPTIONS=BOUND,
+    # MODELSYNC_MUTANTS_RUSTFLAGS: another loom build, e.g. the audit build
+    # ("--cfg loom --cfg modelsync_loads_as_rmw", ci/loom-audit).
+    rustflags = os.environ.get("MODELSYNC_MUTANTS_RUSTFLAGS", "--cfg loom")
+    env = dict(os.environ, RUSTFLAGS=rustflags, LOOM_MAX_PREEMPTIONS=BOUND,
                CARGO_TARGET_DIR=str(scratch / f"target{slot}"))
     start = time.time()
     try:

@@ -19,6 +19,10 @@
 //! same line is appended to that file, which `ci/nightly` turns into its
 //! summary table and `ci/model_table.py` into VERIFICATION.md's table.
 //!
+//! In the audit build (`--cfg loom --cfg modelsync_loads_as_rmw`, every
+//! atomic access a read-modify-write: `src/sync/loom.rs`) the line says
+//! `accesses=all-read-modify-write` before the bound.
+//!
 //! loom budgets: with `MODELSYNC_LOOM_BUDGET=<secs>` an unbounded run that
 //! does not finish within the budget is reported as out of budget, and the
 //! harness then runs bounds 1, 2, 3, ... (each within the budget) and reports
@@ -266,7 +270,12 @@ impl Model {
             reaches: self.reaches.clone(),
         };
         let start = Instant::now();
-        let (backend, setting) = run(self.default_bound, self.max_bound, &counters, counted);
+        let (backend, mut setting) = run(self.default_bound, self.max_bound, &counters, counted);
+        if cfg!(modelsync_loads_as_rmw) {
+            // The audit build (ci/loom-audit): its lines must not pass for
+            // the normal build's.
+            setting = format!("accesses=all-read-modify-write {setting}");
+        }
         let elapsed = start.elapsed();
 
         let reached: Vec<String> = self

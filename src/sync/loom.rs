@@ -4,10 +4,125 @@
 pub(super) const NAME: &str = "loom";
 
 /// Atomic integers, pointers and fences, with `Ordering`.
+#[cfg(not(modelsync_loads_as_rmw))]
 pub mod atomic {
     pub use loom::sync::atomic::{
         fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
     };
+}
+
+/// Atomics whose every access is a read-modify-write
+/// (`--cfg loom --cfg modelsync_loads_as_rmw`): an audit build for loom
+/// 0.7.3's partial-order reduction, which explores a plain load racing
+/// another thread's load-then-compare-and-swap in one order only
+/// (tokio-rs/loom issue 166). A read-modify-write conflicts with every
+/// other write, so loom explores both orders of each such race.
+///
+/// `load` writes back what it read and `store` is a `swap`. Stores must
+/// be read-modify-writes too: loom 0.7.3 may place another thread's plain
+/// store between the read and the write of a read-modify-write
+/// (tokio-rs/loom issue 254, open; pull request 391), an execution no
+/// hardware allows, and with loads turned into read-modify-writes the
+/// parker's models deadlock on it. With every access a read-modify-write,
+/// each atomic's modification order is total and every read takes the
+/// latest value, one a plain load may read; no access synchronises more
+/// than the one it replaces, except that a `swap` continues a release
+/// sequence a plain store would end. So the build explores only
+/// executions real hardware can run (a failure here is real), but fewer
+/// of them: no stale reads. It runs beside the normal loom build, never
+/// instead of it.
+#[cfg(modelsync_loads_as_rmw)]
+pub mod atomic {
+    pub use loom::sync::atomic::{fence, Ordering};
+    use std::ops::{Deref, DerefMut};
+
+    macro_rules! load_as_rmw {
+        ($name:ident, $value:ty, |$atomic:ident, $order:ident| $rmw:expr) => {
+            #[doc = concat!("loom's `", stringify!($name), "`, its `load` a read-modify-write.")]
+            #[derive(Debug, Default)]
+            pub struct $name(loom::sync::atomic::$name);
+
+            impl $name {
+                /// An atomic holding `value`.
+                pub fn new(value: $value) -> Self {
+                    Self(loom::sync::atomic::$name::new(value))
+                }
+
+                /// Reads by writing back: see the module's docs.
+                pub fn load(&self, $order: Ordering) -> $value {
+                    let $atomic = &self.0;
+                    $rmw
+                }
+
+                /// Writes by swapping: see the module's docs.
+                pub fn store(&self, value: $value, order: Ordering) {
+                    self.0.swap(value, order);
+                }
+            }
+
+            impl Deref for $name {
+                type Target = loom::sync::atomic::$name;
+                fn deref(&self) -> &Self::Target {
+                    &self.0
+                }
+            }
+
+            impl DerefMut for $name {
+                fn deref_mut(&mut self) -> &mut Self::Target {
+                    &mut self.0
+                }
+            }
+        };
+    }
+
+    load_as_rmw!(AtomicBool, bool, |a, order| a.fetch_or(false, order));
+    load_as_rmw!(AtomicU32, u32, |a, order| a.fetch_add(0, order));
+    load_as_rmw!(AtomicU64, u64, |a, order| a.fetch_add(0, order));
+    load_as_rmw!(AtomicUsize, usize, |a, order| a.fetch_add(0, order));
+
+    /// [`AtomicPtr`] has no arithmetic: its load is a compare-and-swap of
+    /// the value with itself, retried until it succeeds.
+    #[derive(Debug, Default)]
+    pub struct AtomicPtr<T>(loom::sync::atomic::AtomicPtr<T>);
+
+    impl<T> AtomicPtr<T> {
+        /// An atomic holding `value`.
+        pub fn new(value: *mut T) -> Self {
+            Self(loom::sync::atomic::AtomicPtr::new(value))
+        }
+
+        /// Reads by writing back: see the module's docs.
+        pub fn load(&self, order: Ordering) -> *mut T {
+            let mut seen = self.0.load(Ordering::Relaxed);
+            loop {
+                match self
+                    .0
+                    .compare_exchange(seen, seen, order, Ordering::Relaxed)
+                {
+                    Ok(value) => return value,
+                    Err(actual) => seen = actual,
+                }
+            }
+        }
+
+        /// Writes by swapping: see the module's docs.
+        pub fn store(&self, value: *mut T, order: Ordering) {
+            self.0.swap(value, order);
+        }
+    }
+
+    impl<T> Deref for AtomicPtr<T> {
+        type Target = loom::sync::atomic::AtomicPtr<T>;
+        fn deref(&self) -> &Self::Target {
+            &self.0
+        }
+    }
+
+    impl<T> DerefMut for AtomicPtr<T> {
+        fn deref_mut(&mut self) -> &mut Self::Target {
+            &mut self.0
+        }
+    }
 }
 
 /// Spawning, joining, yielding and parking threads.

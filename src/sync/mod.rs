@@ -22,6 +22,18 @@
 //!   branches per execution by default (`LOOM_MAX_BRANCHES`). Its scheduler
 //!   is not fair: a spin loop must call [`spin_loop`] or
 //!   [`thread::yield_now`], or the model never runs the thread it waits for.
+//!   Two of loom 0.7.3's open bugs bear on what a model proves. Its
+//!   partial-order reduction explores a plain load racing another thread's
+//!   load-then-compare-and-swap in one order only (tokio-rs/loom issue
+//!   166), so a model can miss an interleaving; and it may place a plain
+//!   store between the read and the write of another thread's
+//!   read-modify-write (issue 254), an execution no hardware runs, so a
+//!   model can fail spuriously (none does). The audit build
+//!   `--cfg loom --cfg modelsync_loads_as_rmw` makes every atomic load and
+//!   store a read-modify-write, which loom orders against every other
+//!   write: it explores the orders issue 166 skips, and gives issue 254
+//!   no plain store to misplace, at the cost of weak memory's stale reads
+//!   (see `loom.rs`).
 //! - **shuttle** makes every atomic access sequentially consistent, so it
 //!   cannot find a missing `Acquire` or `Release`; its [`UnsafeCell`] is
 //!   std's (accesses are not checked for races; loom's are), and its
