@@ -743,6 +743,7 @@ fn waker_outlives_its_task() {
             };
             ledger.deliver(rt.block_on(handle).expect("the task returned"));
             drop(rt);
+            // Relaxed: a label, read by the waker thread (see its load).
             runtime_gone.store(true, Relaxed);
             let waker_thread = waker_thread.lock().take();
             waker_thread.expect("the task ran").join().unwrap();

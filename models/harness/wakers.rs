@@ -1,36 +1,27 @@
 //! Wakers for polling futures by hand: one that counts its wakes, and one
 //! that runs callbacks when it is cloned, woken or dropped (to check that a
 //! primitive runs no user code under its lock, or survives a waker that
-//! panics). Their counts are std atomics: they observe the model, they are
+//! panics). Their counts are [`Tally`]s: they observe the model, they are
 //! not part of it.
 
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::task::{RawWaker, RawWakerVTable, Wake, Waker};
 
-/// How many times a waker made here was woken.
-#[derive(Clone, Debug)]
-pub struct WakeCount(Arc<AtomicUsize>);
+use super::Tally;
 
-impl WakeCount {
-    pub fn get(&self) -> usize {
-        self.0.load(Relaxed)
-    }
-}
+/// How many times a waker made here was woken.
+pub type WakeCount = Tally;
 
 /// A waker that counts its wakes.
 pub fn counting_waker() -> (Waker, WakeCount) {
-    struct Counting(Arc<AtomicUsize>);
+    struct Counting(WakeCount);
     impl Wake for Counting {
         fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Relaxed);
+            self.0.add_one();
         }
     }
-    let wakes = Arc::new(AtomicUsize::new(0));
-    (
-        Waker::from(Arc::new(Counting(wakes.clone()))),
-        WakeCount(wakes),
-    )
+    let wakes = WakeCount::default();
+    (Waker::from(Arc::new(Counting(wakes.clone()))), wakes)
 }
 
 type Callback = Box<dyn Fn() + Send + Sync>;
@@ -45,7 +36,7 @@ pub struct Callbacks {
 
 struct CallbackWaker {
     callbacks: Callbacks,
-    wakes: Arc<AtomicUsize>,
+    wakes: WakeCount,
 }
 
 /// A waker that runs `callbacks` on every clone, wake and drop of any of
@@ -68,7 +59,7 @@ pub fn callback_waker(callbacks: Callbacks) -> (Waker, WakeCount) {
         RawWaker::new(data, &VTABLE)
     }
     unsafe fn wake_by_ref(data: *const ()) {
-        state(data).wakes.fetch_add(1, Relaxed);
+        state(data).wakes.add_one();
         run(&state(data).callbacks.on_wake);
     }
     unsafe fn wake(data: *const ()) {
@@ -91,12 +82,12 @@ pub fn callback_waker(callbacks: Callbacks) -> (Waker, WakeCount) {
         unsafe { Arc::decrement_strong_count(data as *const CallbackWaker) };
     }
     static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop);
-    let wakes = Arc::new(AtomicUsize::new(0));
+    let wakes = WakeCount::default();
     let data = Arc::into_raw(Arc::new(CallbackWaker {
         callbacks,
         wakes: wakes.clone(),
     })) as *const ();
     // SAFETY: the vtable upholds `RawWaker`'s contract over a counted `Arc`.
     let waker = unsafe { Waker::from_raw(RawWaker::new(data, &VTABLE)) };
-    (waker, WakeCount(wakes))
+    (waker, wakes)
 }

@@ -22,8 +22,8 @@ pub mod atomic {
 /// be read-modify-writes too: loom 0.7.3 may place another thread's plain
 /// store between the read and the write of a read-modify-write
 /// (tokio-rs/loom issue 254, open; pull request 391), an execution no
-/// hardware allows, and with loads turned into read-modify-writes the
-/// parker's models deadlock on it. With every access a read-modify-write,
+/// hardware allows, and with only loads turned into read-modify-writes
+/// `block_on`'s models deadlock on it. With every access a read-modify-write,
 /// each atomic's modification order is total and every read takes the
 /// latest value, one a plain load may read; no access synchronises more
 /// than the one it replaces, except that a `swap` continues a release
@@ -36,9 +36,11 @@ pub mod atomic {
     pub use loom::sync::atomic::{fence, Ordering};
     use std::ops::{Deref, DerefMut};
 
-    macro_rules! load_as_rmw {
-        ($name:ident, $value:ty, |$atomic:ident, $order:ident| $rmw:expr) => {
-            #[doc = concat!("loom's `", stringify!($name), "`, its `load` a read-modify-write.")]
+    /// `$name` whose `load` is `$rmw($identity)`, an operation that
+    /// leaves the value as it is.
+    macro_rules! every_access_rmw {
+        ($name:ident, $value:ty, $rmw:ident($identity:expr)) => {
+            #[doc = concat!("loom's `", stringify!($name), "`, its `load` and `store` read-modify-writes.")]
             #[derive(Debug, Default)]
             pub struct $name(loom::sync::atomic::$name);
 
@@ -49,9 +51,8 @@ pub mod atomic {
                 }
 
                 /// Reads by writing back: see the module's docs.
-                pub fn load(&self, $order: Ordering) -> $value {
-                    let $atomic = &self.0;
-                    $rmw
+                pub fn load(&self, order: Ordering) -> $value {
+                    self.0.$rmw($identity, order)
                 }
 
                 /// Writes by swapping: see the module's docs.
@@ -75,13 +76,15 @@ pub mod atomic {
         };
     }
 
-    load_as_rmw!(AtomicBool, bool, |a, order| a.fetch_or(false, order));
-    load_as_rmw!(AtomicU32, u32, |a, order| a.fetch_add(0, order));
-    load_as_rmw!(AtomicU64, u64, |a, order| a.fetch_add(0, order));
-    load_as_rmw!(AtomicUsize, usize, |a, order| a.fetch_add(0, order));
+    every_access_rmw!(AtomicBool, bool, fetch_or(false));
+    every_access_rmw!(AtomicU32, u32, fetch_add(0));
+    every_access_rmw!(AtomicU64, u64, fetch_add(0));
+    every_access_rmw!(AtomicUsize, usize, fetch_add(0));
 
     /// [`AtomicPtr`] has no arithmetic: its load is a compare-and-swap of
-    /// the value with itself, retried until it succeeds.
+    /// the value with itself, retried until it succeeds, its first guess
+    /// null (a plain load for the guess would be the very access this
+    /// build removes).
     #[derive(Debug, Default)]
     pub struct AtomicPtr<T>(loom::sync::atomic::AtomicPtr<T>);
 
@@ -93,8 +96,10 @@ pub mod atomic {
 
         /// Reads by writing back: see the module's docs.
         pub fn load(&self, order: Ordering) -> *mut T {
-            let mut seen = self.0.load(Ordering::Relaxed);
+            let mut seen = std::ptr::null_mut();
             loop {
+                // Relaxed on failure: the value read is only the next guess;
+                // the compare-and-swap that succeeds reads with `order`.
                 match self
                     .0
                     .compare_exchange(seen, seen, order, Ordering::Relaxed)
