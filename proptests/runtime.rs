@@ -58,7 +58,11 @@ enum TaskOp {
     /// The handle polls: stores or replaces its waker.
     JoinPoll,
     DropJoinHandle,
-    /// Shutdown with the live-task list's reference.
+    /// A queued reference dropped without running: a stopped worker's
+    /// queue, or the inject queue drained at shutdown.
+    DropQueued,
+    /// Shutdown with the live-task list's reference, once every worker has
+    /// stopped (no poll runs, none starts).
     Shutdown,
 }
 
@@ -74,6 +78,7 @@ fn task_op() -> impl Strategy<Value = TaskOp> {
         Just(TaskOp::Abort),
         Just(TaskOp::JoinPoll),
         Just(TaskOp::DropJoinHandle),
+        Just(TaskOp::DropQueued),
         Just(TaskOp::Shutdown),
     ]
 }
@@ -94,6 +99,8 @@ struct TaskModel {
     wakers: usize,
     handle: bool,
     listed: bool,
+    /// The workers have stopped: nothing is polled any more.
+    stopped: bool,
     freed: bool,
     /// Owner of the output after completion: handle read it or it was dropped.
     output_taken: bool,
@@ -195,27 +202,25 @@ impl TaskModel {
 
 fn apply(op: TaskOp, state: &State, m: &mut TaskModel) -> Result<(), TestCaseError> {
     match op {
-        TaskOp::Run if m.queued == 1 => {
+        TaskOp::Run if m.queued == 1 && !m.stopped => {
+            // A queued task is idle: only shutdown, after the workers
+            // stopped, takes a future other than by polling it.
+            prop_assert!(!m.running && !m.complete, "{:?}", m);
             m.queued = 0;
-            let got = state.transition_to_running();
-            let want = if m.running || m.complete {
-                m.release();
-                if m.holders() == 0 {
-                    ToRunning::Dealloc
-                } else {
-                    ToRunning::Failed
-                }
+            m.running = true;
+            m.notified = false;
+            m.poller = true;
+            let want = if m.cancelled {
+                ToRunning::Cancelled
             } else {
-                m.running = true;
-                m.notified = false;
-                m.poller = true;
-                if m.cancelled {
-                    ToRunning::Cancelled
-                } else {
-                    ToRunning::Success
-                }
+                ToRunning::Success
             };
-            prop_assert_eq!(got, want);
+            prop_assert_eq!(state.transition_to_running(), want);
+        }
+        TaskOp::DropQueued if m.queued == 1 => {
+            m.queued = 0;
+            m.release();
+            prop_assert_eq!(state.ref_dec(), m.freed);
         }
         TaskOp::PollPending if m.poller => {
             let got = state.transition_to_idle();
@@ -229,11 +234,9 @@ fn apply(op: TaskOp, state: &State, m: &mut TaskModel) -> Result<(), TestCaseErr
                     ToIdle::OkNotified
                 } else {
                     m.release();
-                    if m.freed {
-                        ToIdle::OkDealloc
-                    } else {
-                        ToIdle::Ok
-                    }
+                    // The live-task list's reference outlives every poll.
+                    prop_assert!(!m.freed && m.listed, "{:?}", m);
+                    ToIdle::Ok
                 }
             };
             prop_assert_eq!(got, want);
@@ -346,21 +349,19 @@ fn apply(op: TaskOp, state: &State, m: &mut TaskModel) -> Result<(), TestCaseErr
             m.release();
             prop_assert_eq!(state.ref_dec(), m.freed);
         }
-        TaskOp::Shutdown if m.listed => {
-            let got = state.transition_to_shutdown();
-            let idle = !m.running && !m.complete;
+        TaskOp::Shutdown if m.listed && !m.poller => {
+            m.stopped = true;
+            // Listed and not being polled: idle (a task leaves the list as
+            // it completes).
+            prop_assert!(!m.running && !m.complete, "{:?}", m);
+            state.transition_to_shutdown();
             m.cancelled = true;
-            prop_assert_eq!(got, idle);
             m.listed = false;
-            if idle {
-                // Shutdown owns the future with the list's reference and
-                // completes it as the poller would.
-                m.running = true;
-                m.poller = true;
-                return apply(TaskOp::Complete, state, m);
-            }
-            m.release();
-            prop_assert_eq!(state.ref_dec(), m.freed);
+            // Shutdown owns the future with the list's reference and
+            // completes it as the poller would.
+            m.running = true;
+            m.poller = true;
+            return apply(TaskOp::Complete, state, m);
         }
         _ => {} // the op's party holds no reference now
     }

@@ -20,6 +20,20 @@
 //! most one, R-2), the `JoinHandle`, the runtime's list of live tasks, and
 //! every waker. The last reference frees the task's one allocation.
 //!
+//! # Shutdown
+//!
+//! The runtime shuts down only after every worker has stopped
+//! (`Runtime::drop` joins them first), so shutdown never runs beside a
+//! poll, and a completed task has already left the live-task list that
+//! shutdown takes its tasks from: shutdown finds every task it takes idle,
+//! and takes its future. The references still queued are dropped, never
+//! run. tokio's shutdown runs beside its workers and so has transitions
+//! for a queued task whose future shutdown took, and for a poll whose
+//! reference turns out to be the last; here those are assertions
+//! (`transition_to_running`, `transition_to_idle`,
+//! `transition_to_shutdown`), checked by every model and test that runs a
+//! task, rather than code no schedule can reach.
+//!
 //! Orderings: every transition that hands the future, the output or the
 //! join waker from one party to another is `AcqRel` (it releases what this
 //! party wrote and acquires what the previous owner wrote), and the loads
@@ -121,11 +135,6 @@ pub enum ToRunning {
     Success,
     /// Drop the future and complete with a cancellation.
     Cancelled,
-    /// Someone else owns or finished the future; the queued reference was
-    /// dropped.
-    Failed,
-    /// As `Failed`, and that was the last reference: free the task.
-    Dealloc,
 }
 
 /// What the worker does after a poll returned `Pending`.
@@ -135,8 +144,6 @@ pub enum ToIdle {
     Ok,
     /// Woken during the poll: queue it again, with the poller's reference.
     OkNotified,
-    /// The poller's reference was the last: free the task.
-    OkDealloc,
     /// Aborted during the poll: drop the future and complete.
     Cancelled,
 }
@@ -208,20 +215,14 @@ impl State {
         }
     }
 
-    /// A worker dequeued the task and holds the queue's reference.
+    /// A worker dequeued the task and holds the queue's reference. The
+    /// task is idle (see "Shutdown" above).
     pub fn transition_to_running(&self) -> ToRunning {
         self.update(|mut s| {
-            assert!(s.is_notified(), "a queued task is NOTIFIED: {s:?}");
-            if !s.is_idle() {
-                // Shutdown took the future while the task was queued.
-                s.ref_dec();
-                let action = if s.ref_count() == 0 {
-                    ToRunning::Dealloc
-                } else {
-                    ToRunning::Failed
-                };
-                return (action, Some(s));
-            }
+            assert!(
+                s.is_notified() && s.is_idle(),
+                "a queued task is NOTIFIED and idle: {s:?}"
+            );
             s.0 = (s.0 | RUNNING) & !NOTIFIED;
             let action = if s.is_cancelled() {
                 ToRunning::Cancelled
@@ -232,7 +233,8 @@ impl State {
         })
     }
 
-    /// A poll returned `Pending`; the poller holds one reference.
+    /// A poll returned `Pending`; the poller holds one reference, never
+    /// the last (see "Shutdown" above).
     pub fn transition_to_idle(&self) -> ToIdle {
         self.update(|mut s| {
             assert!(s.is_running(), "only the poller leaves RUNNING: {s:?}");
@@ -245,11 +247,11 @@ impl State {
                 ToIdle::OkNotified
             } else {
                 s.ref_dec();
-                if s.ref_count() == 0 {
-                    ToIdle::OkDealloc
-                } else {
-                    ToIdle::Ok
-                }
+                assert!(
+                    s.ref_count() > 0,
+                    "the live-task list holds a reference until completion: {s:?}"
+                );
+                ToIdle::Ok
             };
             (action, Some(s))
         })
@@ -357,17 +359,21 @@ impl State {
         })
     }
 
-    /// Shutdown: marks CANCELLED, and takes RUNNING if the task is idle;
-    /// true if the caller now owns the future and must cancel it.
-    pub fn transition_to_shutdown(&self) -> bool {
-        self.update(|mut s| {
-            let idle = s.is_idle();
-            if idle {
-                s.0 |= RUNNING;
-            }
-            s.0 |= CANCELLED;
-            (idle, Some(s))
-        })
+    /// Shutdown takes the future of a task still in the live-task list
+    /// (RUNNING) and marks it CANCELLED; the caller cancels it. The task is
+    /// idle (see "Shutdown" above).
+    pub fn transition_to_shutdown(&self) {
+        // Relaxed: the future's last poller ran on a worker that has been
+        // joined (or, for a task spawned during shutdown, the future was
+        // written by this thread), which orders its writes before this;
+        // nothing written before this is read by another party before the
+        // completion, which releases. (An Acquire here survived every
+        // runtime model as an ordering mutant.)
+        let prev = Snapshot(self.word.fetch_or(RUNNING | CANCELLED, Relaxed));
+        assert!(
+            prev.is_idle(),
+            "shutdown finds every listed task idle: {prev:?}"
+        );
     }
 
     /// A `JoinHandle` stores a waker it wrote to the trailer. Fails (the

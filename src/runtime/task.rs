@@ -185,9 +185,6 @@ unsafe fn poll<F: Future>(ptr: NonNull<Header>) {
     match state.transition_to_running() {
         ToRunning::Success => {}
         ToRunning::Cancelled => return cancel_and_complete::<F>(ptr),
-        ToRunning::Failed => return,
-        // SAFETY: that was the last reference.
-        ToRunning::Dealloc => return unsafe { dealloc::<F>(ptr) },
     }
     // The poll borrows the queue's reference; a clone takes its own.
     // SAFETY: the waker vtable's contract: `ptr` is a task header with a
@@ -213,8 +210,6 @@ unsafe fn poll<F: Future>(ptr: NonNull<Header>) {
                 let notified = unsafe { Notified::from_raw(RawTask(ptr)) };
                 return cell.header.shared.schedule(notified, true);
             }
-            // SAFETY: the poll's reference was the last.
-            ToIdle::OkDealloc => return unsafe { dealloc::<F>(ptr) },
             ToIdle::Cancelled => return cancel_and_complete::<F>(ptr),
         },
         Ok(Poll::Ready(output)) => Ok(output),
@@ -384,16 +379,14 @@ unsafe fn drop_join_handle<F: Future>(ptr: NonNull<Header>) {
     }
 }
 
-/// Shutdown. Caller: the live-task list's reference, which this uses.
+/// Shutdown, of a task taken out of the live-task list, with the list's
+/// reference, which the completion uses: drops the future of an idle task
+/// (`State::transition_to_shutdown` says why it is idle).
 unsafe fn shutdown<F: Future>(ptr: NonNull<Header>) {
     // SAFETY: the list's reference keeps the cell alive.
     let cell = unsafe { cell::<F>(ptr) };
-    if cell.header.state.transition_to_shutdown() {
-        cancel_and_complete::<F>(ptr);
-    } else {
-        // Running (its poller cancels it) or complete.
-        RawTask(ptr).drop_reference();
-    }
+    cell.header.state.transition_to_shutdown();
+    cancel_and_complete::<F>(ptr);
 }
 
 // The waker: a task pointer with one reference per waker.
