@@ -787,6 +787,60 @@ fn join_output_delivered() {
     });
 }
 
+/// The payload a model's task panics with: `panic_any` of this type, so
+/// that the handle's payload is checked by type, not by message.
+struct ModelPanic(u8);
+
+/// A task panics in its poll while `block_on` waits on its handle, on one
+/// worker. The panic is caught on the worker and the item the future owned
+/// is dropped once, by the unwinding; the handle reports the panic with its
+/// payload, whether it waited for the completion or found it done; the
+/// worker then runs the next task, whose output is delivered.
+///
+/// Checks.
+#[test]
+fn panic_in_a_task_racing_its_join() {
+    // Bound 2 in pull requests (43,866 executions, about 3 s); bound 3:
+    // 370,603 executions, 24 s. The complete run does not finish in ten
+    // minutes.
+    let waited = Reach::new("handle_waited_for_the_panic");
+    let at_once = Reach::new("handle_found_the_panic_stored");
+    let (r_waited, r_at_once) = (waited.clone(), at_once.clone());
+    model!()
+        .reach(&waited)
+        .reach(&at_once)
+        .preemption_bound(2)
+        .check(move || {
+            let ledger = Ledger::new(2);
+            let rt = runtime(1);
+            let doomed = ledger.item(0);
+            let mut handle = rt.spawn(async move {
+                let _dropped_by_the_unwinding = doomed;
+                std::panic::panic_any(ModelPanic(7));
+            });
+            let first_pending = Flag::default();
+            let f = first_pending.clone();
+            let joined = rt.block_on(std::future::poll_fn(move |cx| {
+                let polled = Pin::new(&mut handle).poll(cx);
+                if polled.is_pending() {
+                    f.set();
+                }
+                polled
+            }));
+            let error = joined.expect_err("the task panicked");
+            assert!(error.is_panic() && !error.is_cancelled());
+            let payload = error.into_panic();
+            assert_eq!(payload.downcast_ref::<ModelPanic>().map(|p| p.0), Some(7));
+            let survivor = ledger.item(1);
+            let next = rt.spawn(async move { survivor });
+            ledger.deliver(rt.block_on(next).expect("the worker survived the panic"));
+            drop(rt);
+            ledger.assert_all_dropped_once();
+            r_waited.hit_if(first_pending.get());
+            r_at_once.hit_if(!first_pending.get());
+        });
+}
+
 /// A `JoinHandle` polled with one waker, then with another while its task
 /// completes on a worker: the second poll takes the first waker back and
 /// stores its own, or finds the task complete and returns the output. A
