@@ -239,6 +239,40 @@ fn poll_after_completion_panics_with_message() {
     assert!(message.contains("after it completed"), "message: {message}");
 }
 
+/// `blocking_recv` inside a runtime's task, or inside `Runtime::block_on`,
+/// panics with tokio's message, even when the value is already there or
+/// the sender gone: blocking the thread that drives the tasks could
+/// deadlock them. The task's panic reaches its handle, and the runtime
+/// keeps working.
+///
+/// Checks: O-5.
+#[test]
+fn blocking_recv_inside_a_runtime_panics() {
+    const TOKIO_MESSAGE: &str = "Cannot block the current thread from within a runtime";
+    let rt = modelsync::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap();
+    let (tx, rx) = oneshot::channel::<u32>();
+    drop(tx);
+    let in_task = rt.spawn(async move { rx.blocking_recv() });
+    let error = rt
+        .block_on(in_task)
+        .expect_err("blocking_recv returned in a task");
+    assert!(error.is_panic());
+    let message = panic_message(error.into_panic());
+    assert!(message.contains(TOKIO_MESSAGE), "message: {message}");
+
+    let (tx, rx) = oneshot::channel::<u32>();
+    tx.send(1).unwrap();
+    let in_block_on = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(async move { rx.blocking_recv() })
+    }));
+    let message = panic_message(in_block_on.expect_err("blocking_recv returned in block_on"));
+    assert!(message.contains(TOKIO_MESSAGE), "message: {message}");
+    assert_eq!(rt.block_on(rt.spawn(async { 7 })).unwrap(), 7);
+}
+
 /// `blocking_recv` returns the value sent from another thread, or
 /// `RecvError` when the sender is dropped, and the errors say what
 /// happened.

@@ -73,6 +73,10 @@ thread_local! {
 /// If called from inside another `block_on` on the same thread (for
 /// example from a future it is polling): the outer future could never be
 /// polled again while the inner call blocks, so this would deadlock.
+/// (`Runtime::block_on` runs this, so it panics there too.) In a task of
+/// a [`Runtime`](crate::runtime::Runtime) it does not panic, as
+/// `futures::executor::block_on` does not in tokio's: it blocks that
+/// worker until the future completes, and the worker's other tasks wait.
 pub fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     CACHED.with(|cached| {

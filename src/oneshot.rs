@@ -424,9 +424,12 @@ impl<T> Receiver<T> {
     /// Blocks this thread until the value arrives.
     ///
     /// # Panics
-    /// If called inside [`block_on`](crate::block_on::block_on) on the same
-    /// thread.
+    /// If called within an asynchronous execution context, as tokio's
+    /// does: in a task of a [`Runtime`](crate::runtime::Runtime), or inside
+    /// its `block_on` (with tokio's message), or inside
+    /// [`block_on`](crate::block_on::block_on) on the same thread.
     pub fn blocking_recv(self) -> Result<T, RecvError> {
+        crate::runtime::assert_may_block();
         crate::block_on::block_on(self)
     }
 }

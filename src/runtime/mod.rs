@@ -201,6 +201,20 @@ impl fmt::Debug for Runtime {
     }
 }
 
+/// Panics, with tokio's message, if the calling thread drives a runtime's
+/// tasks (a worker, or inside [`Runtime::block_on`]): blocking it could
+/// deadlock the tasks it drives. For blocking calls that mirror tokio's,
+/// which panic there too.
+pub(crate) fn assert_may_block() {
+    if worker::current().is_some() {
+        panic!(
+            "Cannot block the current thread from within a runtime. This happens because a \
+             function attempted to block the current thread while the thread is being used to \
+             drive asynchronous tasks."
+        );
+    }
+}
+
 /// Spawns `future` on the runtime whose context the calling thread is in
 /// (a task, or inside [`Runtime::block_on`]).
 ///
