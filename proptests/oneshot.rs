@@ -237,6 +237,10 @@ fn poll_after_completion_panics_with_message() {
     }));
     let message = panic_message(again.expect_err("poll after completion"));
     assert!(message.contains("after it completed"), "message: {message}");
+    assert!(
+        message.starts_with("called after complete"),
+        "tokio's message: {message}"
+    );
 }
 
 /// `blocking_recv` inside a runtime's task, or inside `Runtime::block_on`,

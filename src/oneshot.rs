@@ -440,10 +440,11 @@ impl<T> Future for Receiver<T> {
     /// # Panics
     /// If polled again after it completed.
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // tokio's message, then ours.
         let inner = self
             .inner
             .as_ref()
-            .expect("oneshot::Receiver polled after it completed");
+            .expect("called after complete: oneshot::Receiver polled after it completed");
         if !inner.register(&inner.rx_waker, RX_WAKER, COMPLETE | CLOSED, cx.waker()) {
             return Poll::Pending;
         }
