@@ -19,7 +19,7 @@ use modelsync::park::Parker;
 use modelsync::queue::{Inject, Local};
 use modelsync::runtime::idle::Idle;
 use modelsync::runtime::state::{State, ToIdle, ToNotified, ToRunning};
-use modelsync::runtime::{spawn, yield_now, Builder, Runtime};
+use modelsync::runtime::{spawn, yield_now, Builder, JoinError, JoinHandle, Runtime};
 use modelsync::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use modelsync::sync::{thread, Arc, Mutex};
 
@@ -766,25 +766,50 @@ fn join_output_delivered() {
         let item = ledger.item(0);
         let data = Handoff::new();
         let d = data.clone();
-        let mut handle = rt.spawn(async move {
+        let handle = rt.spawn(async move {
             d.write(11);
             item
         });
-        let first_pending = Flag::default();
-        let f = first_pending.clone();
-        let item = rt.block_on(std::future::poll_fn(move |cx| {
-            let polled = Pin::new(&mut handle).poll(cx);
-            if polled.is_pending() {
-                f.set();
-            }
-            polled
-        }));
+        let (item, waited) = join_noting_a_wait(&rt, handle);
         assert_eq!(data.read(), 11);
         ledger.deliver(item.unwrap());
         drop(rt);
         ledger.assert_all_delivered_once();
-        r_waited.hit_if(first_pending.get());
+        r_waited.hit_if(waited);
     });
+}
+
+/// Joins `handle` in `rt.block_on`; also says whether a poll of the handle
+/// returned `Pending` (the handle waited for the completion).
+fn join_noting_a_wait<T>(rt: &Runtime, mut handle: JoinHandle<T>) -> (Result<T, JoinError>, bool) {
+    let waited = Flag::default();
+    let w = waited.clone();
+    let joined = rt.block_on(std::future::poll_fn(move |cx| {
+        let polled = Pin::new(&mut handle).poll(cx);
+        if polled.is_pending() {
+            w.set();
+        }
+        polled
+    }));
+    (joined, waited.get())
+}
+
+/// `error` is a task's panic with the payload `ModelPanic(code)`.
+fn assert_panicked_with(error: JoinError, code: u8) {
+    assert!(error.is_panic() && !error.is_cancelled(), "{error:?}");
+    let payload = error.into_panic();
+    assert_eq!(
+        payload.downcast_ref::<ModelPanic>().map(|p| p.0),
+        Some(code)
+    );
+}
+
+/// The worker still runs tasks after a panic: ledger item `id`, returned
+/// by a new task, is delivered.
+fn assert_the_worker_runs_on(rt: &Runtime, ledger: &Ledger, id: usize) {
+    let survivor = ledger.item(id);
+    let next = rt.spawn(async move { survivor });
+    ledger.deliver(rt.block_on(next).expect("the worker survived the panic"));
 }
 
 /// The payload a model's task panics with: `panic_any` of this type, so
@@ -814,30 +839,17 @@ fn panic_in_a_task_racing_its_join() {
             let ledger = Ledger::new(2);
             let rt = runtime(1);
             let doomed = ledger.item(0);
-            let mut handle = rt.spawn(async move {
+            let handle = rt.spawn(async move {
                 let _dropped_by_the_unwinding = doomed;
                 std::panic::panic_any(ModelPanic(7));
             });
-            let first_pending = Flag::default();
-            let f = first_pending.clone();
-            let joined = rt.block_on(std::future::poll_fn(move |cx| {
-                let polled = Pin::new(&mut handle).poll(cx);
-                if polled.is_pending() {
-                    f.set();
-                }
-                polled
-            }));
-            let error = joined.expect_err("the task panicked");
-            assert!(error.is_panic() && !error.is_cancelled());
-            let payload = error.into_panic();
-            assert_eq!(payload.downcast_ref::<ModelPanic>().map(|p| p.0), Some(7));
-            let survivor = ledger.item(1);
-            let next = rt.spawn(async move { survivor });
-            ledger.deliver(rt.block_on(next).expect("the worker survived the panic"));
+            let (joined, waited) = join_noting_a_wait(&rt, handle);
+            assert_panicked_with(joined.expect_err("the task panicked"), 7);
+            assert_the_worker_runs_on(&rt, &ledger, 1);
             drop(rt);
             ledger.assert_all_dropped_once();
-            r_waited.hit_if(first_pending.get());
-            r_at_once.hit_if(!first_pending.get());
+            r_waited.hit_if(waited);
+            r_at_once.hit_if(!waited);
         });
 }
 
@@ -884,12 +896,9 @@ fn panic_in_the_drop_of_an_aborted_future() {
             let error = rt
                 .block_on(handle)
                 .expect_err("the task was aborted while pending");
-            assert!(error.is_panic(), "the drop's panic is the task's result");
-            let payload = error.into_panic();
-            assert_eq!(payload.downcast_ref::<ModelPanic>().map(|p| p.0), Some(9));
-            let survivor = ledger.item(1);
-            let next = rt.spawn(async move { survivor });
-            ledger.deliver(rt.block_on(next).expect("the worker survived the panic"));
+            // The drop's panic is the task's result, not the cancellation.
+            assert_panicked_with(error, 9);
+            assert_the_worker_runs_on(&rt, &ledger, 1);
             drop(rt);
             drop(never_sent);
             ledger.assert_all_dropped_once();
