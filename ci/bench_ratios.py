@@ -9,6 +9,15 @@ cannot decide a verdict. Each round is one run of BENCH_COMMAND; criterion's
 median of each benchmark is read from
 target/criterion/<group>/<function>/new/estimates.json.
 
+Rounds pool: every round a host measures of the same code (`code_id`: the
+crate's sources, the benchmarks and the lockfile, as the working tree has
+them) is kept, and a row's figures are over all of them. A new run on that
+code adds its rounds to the row's; a run on other code replaces them. So
+running again adds evidence rather than replacing it: no run can be
+repeated until its verdict suits, and a verdict that flips between runs of
+one binary settles as the rounds add up. The cell gives the number of
+rounds behind it.
+
 Hosts: this host is named from /proc/cpuinfo (vendor, family, model, model
 name) and its core count. Results are kept per host in benches/ratios.json;
 a run replaces this host's column and never touches another host's. A
@@ -30,6 +39,7 @@ Usage:
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -96,6 +106,42 @@ def targets():
     return found
 
 
+def code_id(extra):
+    """A fingerprint of what a benchmark run measures: every file under
+    src/ and benches/ (the benchmarks themselves included), Cargo.toml and
+    Cargo.lock, as they are in the working tree, and the extra criterion
+    arguments. Conservative: a change to any primitive's source starts
+    every row's pool afresh."""
+    digest = hashlib.sha256(" ".join(extra).encode() + b"\0")
+    files = [p for d in ("src", "benches") for p in (ROOT / d).rglob("*")
+             if p.is_file() and p.name != "ratios.json"]
+    files += [ROOT / "Cargo.toml", ROOT / "Cargo.lock"]
+    for path in sorted(files):
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def summary(rounds):
+    """A row's figures from its rounds, each [ours, peer] medians in ns."""
+    ratios = [ours / peer for ours, peer in rounds]
+    return {
+        "rounds": rounds,
+        "ratio": round(statistics.median(ratios), 3),
+        "min": round(min(ratios), 3), "max": round(max(ratios), 3),
+        "ours": statistics.median(ours for ours, _ in rounds),
+        "peer": statistics.median(peer for _, peer in rounds),
+    }
+
+
+def pooled(old, new, code):
+    """`new`'s rounds, after `old`'s if `old` measured the same code and is
+    not marked stale."""
+    if old and old.get("code") == code and not old.get("stale") and "rounds" in old:
+        return {**summary(old["rounds"] + new["rounds"]), "code": code}
+    return {**new, "code": code}
+
+
 def show(ns):
     for unit, scale in (("ms", 1e6), ("µs", 1e3)):
         if ns >= scale:
@@ -120,13 +166,8 @@ def measure(rounds, extra):
         for peer in sorted(f for f in functions if f != OURS):
             if not all(peer in r.get(group, {}) and OURS in r[group] for r in results):
                 continue  # not measured in every round
-            ratios = [r[group][OURS] / r[group][peer] for r in results]
-            table.setdefault(group, {})[peer] = {
-                "ratio": round(statistics.median(ratios), 3),
-                "min": round(min(ratios), 3), "max": round(max(ratios), 3),
-                "ours": statistics.median(r[group][OURS] for r in results),
-                "peer": statistics.median(r[group][peer] for r in results),
-            }
+            table.setdefault(group, {})[peer] = summary(
+                [[r[group][OURS], r[group][peer]] for r in results])
     return command, table
 
 
@@ -163,6 +204,10 @@ def render(data):
                 cells.append("not measured")
                 continue
             spread = "" if r["min"] == r["max"] else f" ({r['min']:.2f} - {r['max']:.2f})"
+            if "rounds" in r:
+                count = len(r["rounds"])
+                spread = f" ({r['min']:.2f} - {r['max']:.2f}, {count} rounds)" if count > 1 \
+                    else " (1 round)"
             ours = f"; {show(r['ours'])} vs {show(r['peer'])}" if r.get("ours") else ""
             stale = r.get("stale", data["hosts"][h].get("stale", False))
             cells.append(f"**{r['ratio']:.2f}**{spread}{ours}" + (" (stale)" if stale else ""))
@@ -215,10 +260,12 @@ def main():
         return 0
     key, description = host()
     extra = ([args.only] if args.only else []) + args.extra
+    code = code_id(args.extra)
     command, table = measure(args.rounds, extra)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "src", "benches"], cwd=ROOT,
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src", "benches",
+                            ":!benches/ratios.json"], cwd=ROOT,
                            capture_output=True, text=True).stdout.strip()
     entry = data["hosts"].get(key, {"results": {}})
     entry.setdefault("label", 1 + max((d.get("label", 0) for d in data["hosts"].values()),
@@ -228,19 +275,30 @@ def main():
         for peers in entry["results"].values():
             for r in peers.values():
                 r.setdefault("stale", entry.get("stale", False))
-        entry["results"].update(table)
     else:
-        entry["results"] = table
+        # A full run's rows are all this host has (a workload it no longer
+        # measures goes), pooled where they measured this code before.
+        entry["results"] = {group: {peer: entry["results"][group][peer]
+                                    for peer in peers if peer in entry["results"].get(group, {})}
+                            for group, peers in table.items()}
+    for group, peers in table.items():
+        rows = entry["results"].setdefault(group, {})
+        for peer, row in peers.items():
+            rows[peer] = pooled(rows.get(peer), row, code)
     this_run = {"when": datetime.date.today().isoformat(),
                 "commit": commit + ("+changes" if dirty else ""),
                 "rounds": args.rounds,
+                "code": code,
                 "command": f"python3 ci/bench_ratios.py --rounds {args.rounds}"
                            + (f" --only '{args.only}'" if args.only else "")}
-    # A partial run adds its command to the host's list (its rows came from
-    # it); a full run replaces the list.
-    earlier = entry.get("runs") or ([{k: entry[k] for k in this_run}] if "command" in entry else [])
-    earlier = [r for r in earlier if r["command"] != this_run["command"]]
-    entry["runs"] = (earlier if args.only else []) + [this_run]
+    # The host's list names the runs its rows came from: the runs pooled
+    # with this one (same code), and, for a partial run, the earlier runs
+    # of other commands, whose rows it kept.
+    earlier = entry.get("runs") or ([{k: entry[k] for k in this_run if k in entry}]
+                                    if "command" in entry else [])
+    entry["runs"] = [r for r in earlier
+                     if r.get("code") == code
+                     or (args.only and r["command"] != this_run["command"])] + [this_run]
     entry.update({"description": description, "stale": False})
     # The runs list replaces the single-run fields of older entries.
     for legacy in ("note", *this_run):
