@@ -142,6 +142,12 @@ def pooled(old, new, code):
     return {**new, "code": code}
 
 
+def run_filter(run):
+    """The `--only` filter of a recorded run (None: a full run)."""
+    m = re.search(r"--only '([^']*)'", run["command"])
+    return m.group(1) if m else None
+
+
 def show(ns):
     for unit, scale in (("ms", 1e6), ("µs", 1e3)):
         if ns >= scale:
@@ -293,12 +299,12 @@ def main():
                            + (f" --only '{args.only}'" if args.only else "")}
     # The host's list names the runs its rows came from: the runs pooled
     # with this one (same code), and, for a partial run, the earlier runs
-    # of other commands, whose rows it kept.
+    # of other filters, whose rows it kept.
     earlier = entry.get("runs") or ([{k: entry[k] for k in this_run if k in entry}]
                                     if "command" in entry else [])
     entry["runs"] = [r for r in earlier
                      if r.get("code") == code
-                     or (args.only and r["command"] != this_run["command"])] + [this_run]
+                     or (args.only and run_filter(r) != args.only)] + [this_run]
     entry.update({"description": description, "stale": False})
     # The runs list replaces the single-run fields of older entries.
     for legacy in ("note", *this_run):
