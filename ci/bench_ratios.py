@@ -34,7 +34,10 @@ miss until that host measures the new code.
 Usage:
   ci/bench_ratios.py [--rounds N] [--only REGEX] [-- extra criterion arguments]
   ci/bench_ratios.py render     rewrite BENCHMARKS.md's table from ratios.json
-  ci/bench_ratios.py stale REGEX  mark the matching workloads' rows stale on every host
+  ci/bench_ratios.py stale REGEX [--host Hn]
+                                 mark the matching workloads' rows stale on every host
+                                 (or on host Hn only: one that has not measured code
+                                 that others since have)
 """
 
 import argparse
@@ -245,6 +248,7 @@ def main():
     parser.add_argument("pattern", nargs="?", help="stale: workloads to mark (regex)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", help="criterion filter (regex), e.g. park/")
+    parser.add_argument("--host", help="stale: only this host's rows (its label, e.g. H2)")
     parser.add_argument("extra", nargs="*", help="appended to the criterion arguments")
     args = parser.parse_args()
     data = json.loads(DATA.read_text()) if DATA.exists() else {"hosts": {}}
@@ -256,6 +260,8 @@ def main():
             sys.exit("stale: give a regex of workloads, e.g. 'keyed/'")
         marked = 0
         for entry in data["hosts"].values():
+            if args.host and args.host != f"H{entry['label']}":
+                continue
             for group, peers in entry["results"].items():
                 if re.search(args.pattern, group):
                     for r in peers.values():
