@@ -20,14 +20,16 @@ rounds behind it.
 
 Hosts: this host is named from /proc/cpuinfo (vendor, family, model, model
 name) and its core count. Results are kept per host in benches/ratios.json;
-a run replaces this host's column and never touches another host's. A
-target (`Target:` lines in benches/<p>.rs) is met only where it holds on
-every host recorded; BENCHMARKS.md's verdict column says so.
+a run updates this host's column (its rows pool, as above) and never
+touches another host's. A target (`Target:` lines in benches/<p>.rs) is
+met only where it holds on every host recorded; BENCHMARKS.md's verdict
+column says so.
 
 A row is *stale* when the code it measured has changed since: `stale
 REGEX` marks every recorded row of the matching workloads so, on every
-host (run it with the change that makes them so), and a run on a host
-makes the rows it measures fresh there. A stale row still counts in the
+host (run it with the change that makes them so), or with `--host Hn` on
+that host only (one that missed a change the others have since
+measured), and a run on a host makes the rows it measures fresh there. A stale row still counts in the
 verdict, which names it "(stale)": a miss measured on old code stays a
 miss until that host measures the new code.
 
@@ -212,11 +214,14 @@ def render(data):
             if r is None:
                 cells.append("not measured")
                 continue
-            spread = "" if r["min"] == r["max"] else f" ({r['min']:.2f} - {r['max']:.2f})"
-            if "rounds" in r:
-                count = len(r["rounds"])
-                spread = f" ({r['min']:.2f} - {r['max']:.2f}, {count} rounds)" if count > 1 \
-                    else " (1 round)"
+            # Rows recorded before rounds were kept have no count.
+            count = len(r.get("rounds", ()))
+            if count == 1:
+                spread = " (1 round)"
+            elif count:
+                spread = f" ({r['min']:.2f} - {r['max']:.2f}, {count} rounds)"
+            else:
+                spread = "" if r["min"] == r["max"] else f" ({r['min']:.2f} - {r['max']:.2f})"
             ours = f"; {show(r['ours'])} vs {show(r['peer'])}" if r.get("ours") else ""
             stale = r.get("stale", data["hosts"][h].get("stale", False))
             cells.append(f"**{r['ratio']:.2f}**{spread}{ours}" + (" (stale)" if stale else ""))
