@@ -726,39 +726,51 @@ impl Pinned<'_> {
         }
     }
 
-    /// Whether `state` ends the wait: a new generation, or a permit, which
-    /// this consumes. Otherwise returns the state it last saw: this
-    /// generation, and no permit. One check for both sides of the lock, so
-    /// that the permit is consumed by one piece of code wherever it is found.
-    fn complete_from(&self, mut state: usize) -> Result<(), usize> {
-        loop {
-            // The generation first: a future that `notify_waiters` completed
-            // must leave a later permit alone (N-3; tokio #7965).
-            if generation_of(state) != self.generation {
-                return Ok(());
-            }
-            if bits_of(state) != NOTIFIED {
-                return Err(state);
-            }
-            // Acquire on success: consumes the permit, and the notifier's
-            // Release publishes its writes (N-9). Acquire on failure: the
-            // value may show a new generation, which ends the wait too
-            // (without the lock; under it the generation cannot change).
-            match self.notify.state.compare_exchange(
-                state,
-                with_bits(state, EMPTY),
-                Acquire,
-                Acquire,
-            ) {
-                Ok(_) => return Ok(()),
-                Err(actual) => state = actual,
-            }
+    /// Whether the wait is over: `state` shows a new generation, or a
+    /// permit of this generation is stored now, which this consumes.
+    /// Otherwise returns the state it last saw: this generation, and no
+    /// permit. One check for both sides of the lock, so that the permit is
+    /// consumed by one piece of code wherever it is found.
+    ///
+    /// The permit is tried for even when `state` shows none, as tokio's
+    /// first poll does: a lock-free notifier may have stored it since
+    /// `state` was read, and a waiter that misses it goes to sleep and
+    /// costs a wake-up. (With `notify_one` called in a loop, checking the
+    /// loaded bits first sent 300 of every 500 wake-ups through a sleeping
+    /// waiter, against 70 to 100 this way: BENCHMARKS.md.) Not when
+    /// `state` shows waiters: a permit can follow only once a notifier has
+    /// emptied the list, and the path under the lock looks again.
+    fn complete_from(&self, state: usize) -> Result<(), usize> {
+        // The generation first: a future that `notify_waiters` completed
+        // must leave a later permit alone (N-3; tokio #7965).
+        if generation_of(state) != self.generation {
+            return Ok(());
+        }
+        if bits_of(state) == WAITING {
+            return Err(state);
+        }
+        // Expects the permit at the generation checked above, so it is
+        // consumed only by a future that generation has not completed.
+        // Acquire on success: consumes the permit, and the notifier's
+        // Release publishes its writes (N-9). Acquire on failure: the
+        // value may show a new generation, which ends the wait too
+        // (without the lock; under it the generation cannot change).
+        match self.notify.state.compare_exchange(
+            with_bits(state, NOTIFIED),
+            with_bits(state, EMPTY),
+            Acquire,
+            Acquire,
+        ) {
+            Ok(_) => Ok(()),
+            Err(actual) if generation_of(actual) != self.generation => Ok(()),
+            Err(actual) => Err(actual),
         }
     }
 
     fn register(self, waker: Option<&Waker>) -> Poll<()> {
-        // Acquire: a new generation or a permit read here ends the wait,
-        // and the notifier's Release publishes its writes (N-9).
+        // Acquire: a new generation read here ends the wait, and the
+        // `notify_waiters` that made it published its writes with Release
+        // (N-9). (A permit is consumed with Acquire by `complete_from`.)
         if self.complete_from(self.notify.state.load(Acquire)).is_ok() {
             *self.stage = Stage::Done;
             return Poll::Ready(());
