@@ -36,29 +36,25 @@ trait Notifier: Send + Sync + 'static {
     fn notified(&self) -> impl Future<Output = ()> + Send;
 }
 
-impl Notifier for modelsync::notify::Notify {
-    fn new() -> Self {
-        modelsync::notify::Notify::new()
-    }
-    fn notify_one(&self) {
-        modelsync::notify::Notify::notify_one(self)
-    }
-    fn notified(&self) -> impl Future<Output = ()> + Send {
-        modelsync::notify::Notify::notified(self)
-    }
+/// Both `Notify`s have the same inherent methods; the trait only names them.
+macro_rules! notifier {
+    ($notify:ty) => {
+        impl Notifier for $notify {
+            fn new() -> Self {
+                <$notify>::new()
+            }
+            fn notify_one(&self) {
+                <$notify>::notify_one(self)
+            }
+            fn notified(&self) -> impl Future<Output = ()> + Send {
+                <$notify>::notified(self)
+            }
+        }
+    };
 }
 
-impl Notifier for tokio::sync::Notify {
-    fn new() -> Self {
-        tokio::sync::Notify::new()
-    }
-    fn notify_one(&self) {
-        tokio::sync::Notify::notify_one(self)
-    }
-    fn notified(&self) -> impl Future<Output = ()> + Send {
-        tokio::sync::Notify::notified(self)
-    }
-}
+notifier!(modelsync::notify::Notify);
+notifier!(tokio::sync::Notify);
 
 /// Awaits `future`, counting its `Pending` polls and whether its first
 /// poll was ready.
