@@ -707,6 +707,88 @@ fn dropping_every_handle_frees_everything() {
     assert_eq!(live_on_this_thread() - before, 0, "allocations not freed");
 }
 
+/// What the receiver keeps follows what it holds, not its peak: after a
+/// burst of distinct keys is held at once and released, the receiver's
+/// next call gives the key table's array back (262,144 places at the
+/// peak, the smallest table after), and the envelopes it keeps for reuse
+/// fall to at most `SPARE_BEYOND_HELD` (1,024) beyond what it holds. In
+/// both flavours, and while one message stays held. (Single-threaded, so
+/// this thread's allocations and frees balance.)
+///
+/// Checks: K-6.
+#[test]
+fn memory_follows_what_is_held_after_a_burst() {
+    use crate::support::allocations::live_on_this_thread;
+    let burst: u64 = if cfg!(miri) { 5_000 } else { 100_000 };
+    // Blocks the receiver keeps beyond the spare envelopes: its block of
+    // slots, the block kept for reuse, the table, the spare list's buffer,
+    // the channel and the held message's envelope.
+    const SPARE: isize = 1024;
+    const OTHER_BLOCKS: isize = 16;
+
+    fn held_and_released<M>(
+        burst: u64,
+        mut send: impl FnMut(u64),
+        mut recv: impl FnMut() -> M,
+        mut places: impl FnMut() -> usize,
+        mut tracked: impl FnMut() -> usize,
+        mut try_recv_is_empty: impl FnMut() -> bool,
+    ) {
+        let before = live_on_this_thread();
+        send(u64::MAX);
+        let kept = recv(); // stays held throughout
+        let mut held = Vec::with_capacity(burst as usize);
+        for key in 0..burst {
+            send(key);
+            held.push(recv());
+        }
+        let peak = places();
+        assert!(peak >= 2 * burst as usize, "{peak} places for {burst} keys");
+        assert!(live_on_this_thread() - before > burst as isize);
+        drop(held);
+        assert!(try_recv_is_empty());
+        assert_eq!(tracked(), 1, "the kept message's key");
+        assert_eq!(places(), 64, "the array kept its peak of {peak} places");
+        let live = live_on_this_thread() - before;
+        assert!(
+            live <= SPARE + OTHER_BLOCKS,
+            "{live} blocks still allocated after the burst was released"
+        );
+        // Back to work: the table grows again and shrinks again.
+        let mut held = Vec::new();
+        for key in 0..burst / 10 {
+            send(key);
+            held.push(recv());
+        }
+        assert!(places() >= burst as usize / 5);
+        drop(held);
+        assert!(try_recv_is_empty());
+        assert_eq!(places(), 64);
+        drop(kept);
+    }
+
+    let (tx, mut rx) = sync_channel::<u64, u64>(4);
+    let rx = std::cell::RefCell::new(&mut rx);
+    held_and_released(
+        burst,
+        |key| tx.try_send([key], key).unwrap(),
+        || rx.borrow_mut().try_recv().unwrap(),
+        || rx.borrow_mut().key_table_places(),
+        || rx.borrow_mut().tracked_keys(),
+        || rx.borrow_mut().try_recv().unwrap_err() == TryRecvError::Empty,
+    );
+    let (tx, mut rx) = modelsync::keyed::channel::<u64, u64>(4);
+    let rx = std::cell::RefCell::new(&mut rx);
+    held_and_released(
+        burst / 2,
+        |key| tx.try_send([key], key).unwrap(),
+        || rx.borrow_mut().try_recv().unwrap(),
+        || rx.borrow_mut().key_table_places(),
+        || rx.borrow_mut().tracked_keys(),
+        || rx.borrow_mut().try_recv().unwrap_err() == TryRecvError::Empty,
+    );
+}
+
 /// Whoever leaves wakes whoever waits on them: the receiver's drop wakes
 /// every sender asleep for room, whose sends then fail with their values,
 /// and the last sender's drop wakes a receiver waiting on an empty

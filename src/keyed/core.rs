@@ -292,6 +292,13 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         self.waiting.len == 0 && self.ready.is_empty()
     }
 
+    /// Gives back most of the key table's array if few of its places are
+    /// in use (`Table::shrink_if_sparse`): called after releases, the only
+    /// time keys go.
+    pub(crate) fn shrink_if_sparse(&mut self) {
+        self.keys.shrink_if_sparse(hash_of);
+    }
+
     /// Places in the key table's array. A diagnostic (K-6).
     pub(crate) fn key_places(&self) -> usize {
         self.keys.places()

@@ -67,8 +67,11 @@
 //! - **Cost**: a send, a receive and a release each cost O(keys of the
 //!   message) expected (a release also pays for the messages it makes
 //!   ready), never a scan of the queue; memory is O(queued messages + held
-//!   keys): a key's bookkeeping is freed when nothing holds or waits for
-//!   it, at the receiver's next call after the last release (K-6).
+//!   keys), plus at most a bounded amount kept for reuse (a key table
+//!   array below 4,096 places, 1,024 envelopes): a key's bookkeeping is
+//!   freed when nothing holds or waits for it, and a key table array of
+//!   4,096 places or more at most a sixteenth full is shrunk, at the
+//!   receiver's next call after the releases (K-6).
 //!
 //! # How it works
 //!
@@ -416,6 +419,13 @@ impl<K, V> Keyed<K> for Box<Envelope<K, V>> {
     }
 }
 
+/// Spare envelopes kept beyond one for each message the receiver holds
+/// (filed or out): enough that a receiver taking back a batch of releases
+/// and filing as many new messages allocates nothing, so that a channel
+/// whose held messages stay below this many allocates nothing once warmed
+/// up.
+const SPARE_BEYOND_HELD: usize = 1024;
+
 /// The receiver's half: the key table and the reading end of the slots,
 /// which nobody else touches. Both flavours' receivers wrap one.
 struct Inbox<K: Eq + Hash + Clone, V> {
@@ -431,10 +441,9 @@ struct Inbox<K: Eq + Hash + Clone, V> {
     /// message not yet read (`Inbox::drop` waits for those).
     filed: usize,
     /// Released envelopes, emptied, for the next messages filed. One is
-    /// allocated only when none is spare, so no message costs an allocation
-    /// unless more messages are filed, held or being released at once than
-    /// ever before; there are never more envelopes than that peak (as a
-    /// `Vec` keeps the capacity of its longest).
+    /// allocated only when none is spare; at most `SPARE_BEYOND_HELD` more
+    /// than the messages filed and out are kept, so that what the receiver
+    /// keeps follows what it holds, not its peak (K-6).
     spare: Vec<Box<Envelope<K, V>>>,
 }
 
@@ -463,12 +472,24 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
         // Counted back as taken: a batch given up part way (a key's `Eq`
         // panicked) frees the rest, which no message uses either.
         self.out -= batch.len;
+        if batch.len == 0 {
+            return;
+        }
         for mut envelope in batch {
             self.core.release(&envelope.keys);
             // Its value went with its `Message`; its keys go now, and the
             // envelope carries the next message.
             envelope.empty_keys();
             self.spare.push(envelope);
+        }
+        self.core.shrink_if_sparse();
+        // Spare envelopes beyond what the receiver holds are freed (K-6).
+        let keep = self.out + self.filed + SPARE_BEYOND_HELD;
+        if self.spare.len() > keep {
+            self.spare.truncate(keep);
+            if self.spare.capacity() > 4 * keep {
+                self.spare.shrink_to(keep);
+            }
         }
     }
 
