@@ -15,10 +15,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::harness::{model, Flag, Handoff, Ledger, Reach, Tally, Tracked};
+use modelsync::internals::runtime::{Idle, State, ToIdle, ToNotified, ToRunning};
 use modelsync::park::Parker;
 use modelsync::queue::{Inject, Local};
-use modelsync::runtime::idle::Idle;
-use modelsync::runtime::state::{State, ToIdle, ToNotified, ToRunning};
 use modelsync::runtime::{spawn, yield_now, Builder, JoinError, JoinHandle, Runtime};
 use modelsync::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use modelsync::sync::{thread, Arc, Mutex};
@@ -584,6 +583,61 @@ fn shutdown_racing_wake() {
             }
             waker.join().unwrap();
             ledger.assert_all_dropped_once();
+        });
+}
+
+/// The last handle of a runtime dropped in one of its own tasks, while
+/// another task waits: the drop panics with tokio's message in that task
+/// (its handle reports the panic), and the shutdown the drop starts on a
+/// thread of its own joins the worker (still finishing that very task)
+/// and drops the waiting future exactly once, without blocking the worker.
+/// Reaches both orders of the panic's report to `block_on` and the
+/// waiting future's drop.
+///
+/// Checks.
+#[test]
+fn dropped_in_its_own_task() {
+    let reported_first = Reach::new("panic_reported_before_the_future_went");
+    let dropped_first = Reach::new("future_dropped_before_the_panic_was_reported");
+    let (r_reported, r_dropped) = (reported_first.clone(), dropped_first.clone());
+    model!()
+        .reach(&reported_first)
+        .reach(&dropped_first)
+        .preemption_bound(2)
+        .check(move || {
+            let ledger = Ledger::new(1);
+            let rt = runtime(1);
+            let (gone, went) = modelsync::oneshot::channel::<()>();
+            let item = ledger.item(0);
+            drop(rt.spawn(async move {
+                let _held = (item, gone);
+                std::future::pending::<()>().await
+            }));
+            let slot = Arc::new(Mutex::new(None::<Runtime>));
+            let (go, ready) = modelsync::oneshot::channel::<()>();
+            let dropper = {
+                let slot = slot.clone();
+                rt.spawn(async move {
+                    ready.await.unwrap();
+                    let rt = slot.lock().take();
+                    drop(rt);
+                })
+            };
+            *slot.lock() = Some(rt);
+            go.send(()).unwrap();
+            let panicked = modelsync::block_on(dropper).expect_err("the drop panicked");
+            let future_went_first = ledger.dropped() == [0];
+            assert!(panicked.is_panic() && !panicked.is_cancelled());
+            let payload = panicked.into_panic();
+            assert!(payload.downcast_ref::<&str>().is_some_and(|message| message
+                .starts_with("Cannot drop a runtime in a context where blocking is not allowed")));
+            assert!(
+                modelsync::block_on(went).is_err(),
+                "the waiting future goes with the shutdown"
+            );
+            ledger.assert_all_dropped_once();
+            r_dropped.hit_if(future_went_first);
+            r_reported.hit_if(!future_went_first);
         });
 }
 

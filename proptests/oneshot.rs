@@ -277,6 +277,71 @@ fn blocking_recv_inside_a_runtime_panics() {
     assert_eq!(rt.block_on(rt.spawn(async { 7 })).unwrap(), 7);
 }
 
+/// With the `tokio` feature, `blocking_recv` panics with tokio's message
+/// wherever tokio's own does (a tokio task, a tokio runtime's `block_on`,
+/// multi-thread or current-thread) and receives where tokio allows
+/// blocking (`spawn_blocking`, `block_in_place`, a thread that only
+/// entered a runtime's handle, any other thread), even when the value is
+/// already there. Without the feature a tokio task is not detected, as
+/// `blocking_recv`'s documentation says: the value is received.
+///
+/// Checks: O-5.
+#[test]
+fn blocking_recv_inside_tokio_follows_tokio() {
+    const TOKIO_MESSAGE: &str = "Cannot block the current thread from within a runtime";
+    let ready = || {
+        let (tx, rx) = oneshot::channel::<u32>();
+        tx.send(3).unwrap();
+        rx
+    };
+    let detected = cfg!(feature = "tokio");
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+
+    let rx = ready();
+    match tokio_rt.block_on(tokio_rt.spawn(async move { rx.blocking_recv() })) {
+        Err(error) if detected => {
+            let message = panic_message(error.into_panic());
+            assert!(message.contains(TOKIO_MESSAGE), "message: {message}");
+        }
+        Ok(received) if !detected => assert_eq!(received, Ok(3)),
+        other => panic!("in a tokio task, `tokio` feature {detected}: {other:?}"),
+    }
+    let rx = ready();
+    let in_block_on = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tokio_rt.block_on(async move { rx.blocking_recv() })
+    }));
+    match in_block_on {
+        Err(payload) if detected => {
+            let message = panic_message(payload);
+            assert!(message.contains(TOKIO_MESSAGE), "message: {message}");
+        }
+        Ok(received) if !detected => assert_eq!(received, Ok(3)),
+        other => panic!("in tokio's block_on, `tokio` feature {detected}: {other:?}"),
+    }
+    let current_thread = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let rx = ready();
+    let in_current_thread = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        current_thread.block_on(async move { rx.blocking_recv() })
+    }));
+    assert_eq!(in_current_thread.is_err(), detected);
+
+    // Where tokio allows blocking, the value arrives, feature or not.
+    let rx = ready();
+    let in_spawn_blocking = tokio_rt.spawn_blocking(move || rx.blocking_recv());
+    assert_eq!(tokio_rt.block_on(in_spawn_blocking).unwrap(), Ok(3));
+    let rx = ready();
+    let in_block_in_place =
+        tokio_rt.spawn(async move { tokio::task::block_in_place(move || rx.blocking_recv()) });
+    assert_eq!(tokio_rt.block_on(in_block_in_place).unwrap(), Ok(3));
+    let _entered = tokio_rt.enter();
+    assert_eq!(ready().blocking_recv(), Ok(3));
+}
+
 /// `blocking_recv` returns the value sent from another thread, or
 /// `RecvError` when the sender is dropped, and the errors say what
 /// happened.

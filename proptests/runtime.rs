@@ -9,8 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst}; // shim-exempt: counters
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use modelsync::runtime::idle::Idle;
-use modelsync::runtime::state::{State, ToIdle, ToNotified, ToRunning};
+use modelsync::internals::runtime::{Idle, State, ToIdle, ToNotified, ToRunning};
 use modelsync::runtime::{spawn, yield_now, Builder, JoinError, JoinHandle, Runtime};
 use proptest::prelude::*;
 
@@ -874,31 +873,109 @@ fn panics_in_drops_are_contained() {
     assert_eq!(after.unwrap(), 7, "the worker survived");
 }
 
-/// Dropping a runtime on one of its own workers panics with tokio's
-/// message (joining the workers would join that thread): the panic ends
-/// the task that dropped it.
+/// Dropping a runtime in a runtime's context panics with tokio's message
+/// (joining the workers there could block a worker, or be that worker),
+/// and the runtime still shuts down, as tokio's does: its workers stop and
+/// every unfinished future is dropped exactly once, without blocking the
+/// thread that dropped it. Five runtimes dropped in their own tasks, one
+/// in another runtime's task and one inside another runtime's `block_on`;
+/// afterwards the process has exactly the threads it had before
+/// (`/proc/self/task`), counted in a child process that runs this test
+/// alone, where no other test's threads come and go.
 ///
-/// Checks: R-13.
+/// Checks.
 #[test]
-#[cfg_attr(miri, ignore)] // leaves the runtime's workers running, which Miri reports
-fn dropping_the_runtime_on_its_worker_panics() {
-    let rt = runtime(1);
-    let slot = Arc::new(std::sync::Mutex::new(None::<Runtime>)); // shim-exempt: hands the runtime to its own task
-    let dropper = {
-        let slot = slot.clone();
-        rt.spawn(async move {
-            let rt = slot.lock().unwrap().take().unwrap();
-            drop(rt);
-        })
-    };
-    *slot.lock().unwrap() = Some(rt);
+#[cfg(target_os = "linux")]
+#[cfg_attr(miri, ignore)] // starts a process
+fn dropping_a_runtime_in_a_runtime_context_panics_and_shuts_it_down() {
+    const NAME: &str = "runtime::dropping_a_runtime_in_a_runtime_context_panics_and_shuts_it_down";
+    const CHILD: &str = "MODELSYNC_TEST_ALONE";
+    if std::env::var_os(CHILD).is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", NAME, "--test-threads=1"])
+            .env(CHILD, "1")
+            .output()
+            .expect("run this test in a process of its own");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "the test alone failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    let threads = || std::fs::read_dir("/proc/self/task").unwrap().count();
+    let before = threads();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let err = modelsync::block_on(dropper).unwrap_err();
+
+    /// A runtime with an unfinished task, whose future says when it goes.
+    fn with_an_unfinished_task() -> (Runtime, Arc<AtomicUsize>, modelsync::oneshot::Receiver<()>) {
+        let rt = runtime(2);
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (gone, went) = modelsync::oneshot::channel::<()>();
+        let counter = DropCounter(drops.clone());
+        drop(rt.spawn(async move {
+            let _held = (counter, gone);
+            std::future::pending::<()>().await
+        }));
+        (rt, drops, went)
+    }
+    /// The drop panicked with tokio's message, and the unfinished future
+    /// was dropped once, by the shutdown the drop started.
+    fn shut_down(
+        dropped: Result<(), String>,
+        drops: &AtomicUsize,
+        mut went: modelsync::oneshot::Receiver<()>,
+    ) {
+        use modelsync::oneshot::error::TryRecvError;
+        let message = dropped.unwrap_err();
+        assert!(
+            message.contains("Cannot drop a runtime in a context where blocking is not allowed")
+        );
+        let deadline = std::time::Instant::now() + patience();
+        while went.try_recv() == Err(TryRecvError::Empty) && std::time::Instant::now() < deadline {
+            std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+        }
+        assert_eq!(
+            went.try_recv(),
+            Err(TryRecvError::Closed),
+            "the future was not dropped"
+        );
+        assert_eq!(drops.load(SeqCst), 1);
+    }
+
+    for _ in 0..5 {
+        let (rt, drops, went) = with_an_unfinished_task();
+        let slot = Arc::new(std::sync::Mutex::new(None::<Runtime>)); // shim-exempt: hands the runtime to its own task
+        let dropper = {
+            let slot = slot.clone();
+            rt.spawn(async move { drop(slot.lock().unwrap().take()) })
+        };
+        *slot.lock().unwrap() = Some(rt);
+        let dropped = modelsync::block_on(dropper).map_err(|e| panic_message(e.into_panic()));
+        shut_down(dropped, &drops, went);
+    }
+    let other = runtime(2);
+    let (rt, drops, went) = with_an_unfinished_task();
+    let dropped = modelsync::block_on(other.spawn(async move { drop(rt) }))
+        .map_err(|e| panic_message(e.into_panic()));
+    shut_down(dropped, &drops, went);
+    let (rt, drops, went) = with_an_unfinished_task();
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        other.block_on(async move { drop(rt) })
+    }))
+    .map_err(panic_message);
+    shut_down(dropped, &drops, went);
+    drop(other);
     std::panic::set_hook(previous);
-    assert!(err.is_panic(), "{err:?}");
-    assert!(panic_message(err.into_panic())
-        .contains("Cannot drop a runtime in a context where blocking is not allowed"));
+
+    // The threads that joined the workers end just after the futures go.
+    let deadline = std::time::Instant::now() + patience();
+    while threads() != before && std::time::Instant::now() < deadline {
+        std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+    }
+    assert_eq!(threads(), before, "threads left running");
 }
 
 /// Misuse panics with tokio's messages: `spawn` outside a runtime,
@@ -913,12 +990,16 @@ fn misuse_panics_with_a_message() {
     );
 
     let rt = runtime(1);
-    let inside = rt.block_on(rt.spawn(async {
-        let rt2 = runtime(1);
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt2.block_on(async {})));
-        drop(rt2);
-        r.map_err(panic_message)
+    let rt2 = Arc::new(runtime(1));
+    let inside = rt.block_on(rt.spawn({
+        let rt2 = rt2.clone();
+        async move {
+            let r =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt2.block_on(async {})));
+            r.map_err(panic_message)
+        }
     }));
+    drop(rt2); // not in a task: that would panic too
     assert!(inside
         .unwrap()
         .unwrap_err()

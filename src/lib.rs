@@ -21,3 +21,21 @@ pub mod runtime;
 pub mod sync;
 
 pub use block_on::block_on;
+
+/// The README's Rust snippets, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+/// The components this crate's models and property tests check on their
+/// own (`models/`, `proptests/`), reached from outside the crate only
+/// through here. Not an API: hidden from the documentation, outside
+/// semver, and changed with the code.
+#[doc(hidden)]
+pub mod internals {
+    /// The runtime's task state word and its idle/sleep handshake.
+    pub mod runtime {
+        pub use crate::runtime::idle::Idle;
+        pub use crate::runtime::state::*;
+    }
+}

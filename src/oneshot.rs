@@ -50,6 +50,15 @@
 //! succeed (the receiver may close in between); `try_recv` returning
 //! `Empty` says nothing about the next instant.
 //!
+//! # In place of tokio's
+//!
+//! `use modelsync::oneshot;` in place of `use tokio::sync::oneshot;` is
+//! the whole change: the types, methods, errors and panics are tokio's.
+//! One difference depends on a feature: [`Receiver::blocking_recv`]
+//! detects that it was called inside a *tokio* runtime (and panics there,
+//! as tokio's does) only with this crate's `tokio` feature; its
+//! documentation says exactly what is detected with and without it.
+//!
 //! # Memory ordering
 //!
 //! An access that publishes a slot this side just wrote (the value, or a
@@ -424,10 +433,26 @@ impl<T> Receiver<T> {
     /// Blocks this thread until the value arrives.
     ///
     /// # Panics
-    /// If called within an asynchronous execution context, as tokio's
-    /// does: in a task of a [`Runtime`](crate::runtime::Runtime), or inside
-    /// its `block_on` (with tokio's message), or inside
-    /// [`block_on`](crate::block_on::block_on) on the same thread.
+    /// Where blocking would stall the tasks the thread drives, with tokio's
+    /// message ("Cannot block the current thread from within a
+    /// runtime..."), as tokio's `blocking_recv` does. What is detected:
+    ///
+    /// - always: a task of a modelsync [`Runtime`](crate::runtime::Runtime),
+    ///   and inside [`Runtime::block_on`](crate::runtime::Runtime::block_on);
+    ///   also inside [`block_on`](crate::block_on::block_on) on the same
+    ///   thread (`block_on`'s own panic: it does not nest);
+    /// - with the crate's `tokio` feature (off by default): every place
+    ///   tokio's own blocking calls panic, as tokio itself decides: a task
+    ///   of a tokio runtime and inside a tokio runtime's `block_on`, of
+    ///   either flavour; not inside `spawn_blocking` or `block_in_place`,
+    ///   where tokio allows blocking.
+    ///
+    /// Without the feature, a call in a tokio task or a tokio runtime's
+    /// `block_on` is not detected: it blocks that thread until the value
+    /// arrives (a tokio worker stops running its other tasks meanwhile,
+    /// and a current-thread runtime whose task would send the value
+    /// deadlocks). Other executors are never detected: as with
+    /// `futures::executor::block_on`, blocking inside one blocks it.
     pub fn blocking_recv(self) -> Result<T, RecvError> {
         crate::runtime::assert_may_block();
         crate::block_on::block_on(self)

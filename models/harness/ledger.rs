@@ -56,6 +56,13 @@ impl Ledger {
         self.log.lock().unwrap().delivered.clone()
     }
 
+    /// Ids dropped so far. Like [`Flag`](super::Flag), a label for
+    /// reachability: under loom and shuttle it reads exactly what the other
+    /// threads have done so far.
+    pub fn dropped(&self) -> Vec<usize> {
+        self.log.lock().unwrap().dropped.clone()
+    }
+
     /// Every item was delivered exactly once and dropped exactly once.
     pub fn assert_all_delivered_once(&self) {
         let log = self.log.lock().unwrap();

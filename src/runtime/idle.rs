@@ -2,8 +2,10 @@
 //! that keeps a worker from sleeping through work pushed as it goes to
 //! sleep.
 //!
-//! Public so that the counters can be property-tested against a reference
-//! of worker states (`proptests/runtime.rs`); not an API for users.
+//! Reached from outside the crate only through the hidden
+//! `modelsync::internals`, so that the counters can be property-tested
+//! against a reference of worker states (`proptests/runtime.rs`); not an
+//! API for users.
 //!
 //! One word packs the number of searching workers (low 16 bits) and of
 //! unparked workers (above); the sleepers' indices are a list under a

@@ -13,12 +13,32 @@
 //! assert_eq!(answer, 42);
 //! ```
 //!
-//! There is no I/O driver and no timer: the runtime runs any future whose
-//! wakers are driven by something else (this crate's channels and `Notify`,
-//! other threads, other libraries' reactors running on their own threads).
-//! `Builder::enable_all` exists so that code written for tokio builds; it
-//! enables nothing. There is no cooperative budget either: a task that is
-//! always ready runs until it returns `Pending`.
+//! # What tokio has and this runtime does not
+//!
+//! Read this before porting a tokio program: the runtime covers spawning,
+//! joining, aborting, yielding and `block_on` on a multi-thread
+//! work-stealing scheduler, and nothing else. Missing:
+//!
+//! - **I/O**: no reactor, so no `tokio::net`, `tokio::fs`, `tokio::io`
+//!   or `tokio::process` futures can be driven by it;
+//! - **timers**: no `sleep`, `interval`, `timeout` or `Instant`-based
+//!   futures;
+//! - **`Handle`**: no handle to spawn onto a runtime from elsewhere
+//!   (clone an `Arc<Runtime>`, or use [`spawn`] inside its context);
+//! - **`spawn_blocking`** and **`block_in_place`**: no blocking pool, so
+//!   blocking work must run on threads of its own;
+//! - **`JoinSet`**, **`AbortHandle`** and **`JoinHandle::id`** (task IDs):
+//!   a [`JoinHandle`] joins and aborts its one task;
+//! - **current-thread mode**: [`Builder::new_multi_thread`] is the only
+//!   kind (`worker_threads(1)` gives one worker thread, still apart from
+//!   the caller's);
+//! - **cooperative budget**: a task that is always ready runs until it
+//!   returns `Pending`, and may keep its worker from the others meanwhile.
+//!
+//! It runs any future whose wakers are driven by something else: this
+//! crate's channels and `Notify`, other threads, or other libraries'
+//! reactors running on their own threads. [`Builder::enable_all`] exists
+//! so that code written for tokio builds; it enables nothing.
 //!
 //! # Design
 //!
@@ -54,8 +74,11 @@
 //! - **Shutdown.** Dropping the [`Runtime`] stops the workers and drops
 //!   every unfinished task's future before `drop` returns, on the dropping
 //!   thread (a task spawned while that happens is cancelled at once);
-//!   their `JoinHandle`s report cancellation. Wakers that outlive the
-//!   runtime may be woken and dropped safely; nothing leaks (R-3, R-11).
+//!   their `JoinHandle`s report cancellation. Dropped in a runtime's
+//!   context, it panics as tokio's does, and the same shutdown runs on a
+//!   thread of its own (R-11, R-13). Wakers that outlive the runtime may
+//!   be woken and dropped safely; nothing leaks, no thread stays behind
+//!   (R-3, R-11).
 //!
 //! - **Idle workers steal.** A task queued on a worker whose poll blocks
 //!   its thread is run by another worker; a searcher tries every other
@@ -67,8 +90,8 @@
 //! Not promised: which of its runtime's workers runs a task, the order
 //! tasks run in, or fairness beyond R-9 and R-10.
 
-pub mod idle;
-pub mod state;
+pub(crate) mod idle;
+pub(crate) mod state;
 mod task;
 mod worker;
 
@@ -131,8 +154,19 @@ impl Builder {
     }
 }
 
-/// A running work-stealing runtime. Dropping it shuts it down (see the
-/// module documentation).
+/// A running work-stealing runtime. Dropping it shuts it down: the workers
+/// stop and every unfinished task's future is dropped, before `drop`
+/// returns (see the module documentation).
+///
+/// # Panics
+/// Dropping it in a runtime's context (a task of any modelsync runtime, or
+/// inside [`Runtime::block_on`]) panics with tokio's message ("Cannot drop
+/// a runtime in a context where blocking is not allowed..."): waiting
+/// there for the workers could block a worker, or be that worker. The
+/// shutdown still happens, as tokio's does, without blocking the dropping
+/// thread: a thread of its own waits for the workers and then drops the
+/// unfinished futures. (A drop while the thread is already panicking only
+/// starts that shutdown, and does not panic again.)
 pub struct Runtime {
     shared: Arc<Shared>,
     threads: Vec<thread::JoinHandle<()>>,
@@ -175,22 +209,36 @@ impl Runtime {
 }
 
 impl Drop for Runtime {
+    /// Shutdown; in a runtime's context, on a thread of its own (see
+    /// `Runtime`'s `# Panics`).
     fn drop(&mut self) {
-        if self.shared.is_worker_thread() {
-            // Joining the workers would join this thread.
+        self.shared.shut_down();
+        let threads = std::mem::take(&mut self.threads);
+        if worker::current().is_none() {
+            finish_shutdown(threads, &self.shared);
+            return;
+        }
+        // Detached: it ends once the workers have (R-11).
+        let shared = self.shared.clone();
+        drop(thread::spawn(move || finish_shutdown(threads, &shared)));
+        if !std::thread::panicking() {
             panic!(
                 "Cannot drop a runtime in a context where blocking is not allowed. \
                  This happens when a runtime is dropped from within an asynchronous context."
             );
         }
-        self.shared.shut_down();
-        for thread in self.threads.drain(..) {
-            // A worker catches every task's panic; a panic here is a bug in
-            // the runtime, already reported by the panic hook.
-            let _ = thread.join();
-        }
-        Shared::drop_tasks(&self.shared);
     }
+}
+
+/// The rest of shutdown, once the workers are told to stop: waits for
+/// them, then drops the unfinished futures.
+fn finish_shutdown(workers: Vec<thread::JoinHandle<()>>, shared: &Arc<Shared>) {
+    for worker in workers {
+        // A worker catches every task's panic; a panic here is a bug in
+        // the runtime, already reported by the panic hook.
+        let _ = worker.join();
+    }
+    Shared::drop_tasks(shared);
 }
 
 impl fmt::Debug for Runtime {
@@ -202,9 +250,12 @@ impl fmt::Debug for Runtime {
 }
 
 /// Panics, with tokio's message, if the calling thread drives a runtime's
-/// tasks (a worker, or inside [`Runtime::block_on`]): blocking it could
-/// deadlock the tasks it drives. For blocking calls that mirror tokio's,
-/// which panic there too.
+/// tasks: a worker of any modelsync runtime, or inside
+/// [`Runtime::block_on`]; with the `tokio` feature, also wherever tokio's
+/// own blocking calls panic (`assert_tokio_may_block`). Blocking there
+/// could deadlock the tasks the thread drives. For blocking calls that
+/// mirror tokio's, which panic there too.
+#[track_caller]
 pub(crate) fn assert_may_block() {
     if worker::current().is_some() {
         panic!(
@@ -213,6 +264,25 @@ pub(crate) fn assert_may_block() {
              drive asynchronous tasks."
         );
     }
+    #[cfg(all(feature = "tokio", not(any(loom, shuttle))))]
+    assert_tokio_may_block();
+}
+
+/// Panics, with tokio's message, where tokio forbids blocking: in a task of
+/// a tokio runtime, or inside its `block_on` (either flavour); and returns
+/// where tokio allows it (any other thread, `spawn_blocking`,
+/// `block_in_place`, a thread that only entered a runtime's handle).
+///
+/// tokio has no public question for this, so it is asked by its own
+/// check: a `blocking_recv` on a tokio oneshot whose value is already
+/// there returns at once where blocking is allowed and panics where it is
+/// not, exactly as every blocking call of that tokio version decides.
+#[cfg(all(feature = "tokio", not(any(loom, shuttle))))]
+#[track_caller]
+fn assert_tokio_may_block() {
+    let (sent, ready) = tokio::sync::oneshot::channel::<()>();
+    let _ = sent.send(());
+    let _ = ready.blocking_recv();
 }
 
 /// Spawns `future` on the runtime whose context the calling thread is in

@@ -3,9 +3,11 @@
 //! worker polling it, wakers on any thread, its `JoinHandle`, `abort`, the
 //! runtime's shutdown) agree on who does what next.
 //!
-//! Public so that the state machine can be model-checked and
-//! property-tested on its own (`models/runtime.rs`, `proptests/runtime.rs`);
-//! it is not an API for users, and changes with the runtime.
+//! Reached from outside the crate only through the hidden
+//! `modelsync::internals`, so that the state machine can be model-checked
+//! and property-tested on its own (`models/runtime.rs`,
+//! `proptests/runtime.rs`); it is not an API for users, and changes with
+//! the runtime.
 //!
 //! | bit            | set while                                                   |
 //! |----------------|-------------------------------------------------------------|

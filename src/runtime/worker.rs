@@ -259,14 +259,6 @@ impl Shared {
         // that queues after this drains the queue itself (`schedule`).
         this.drain_inject();
     }
-
-    /// True if the calling thread is one of this runtime's workers.
-    pub(super) fn is_worker_thread(&self) -> bool {
-        WORKER.with(|worker| {
-            // SAFETY: as in `schedule`.
-            unsafe { worker.get().as_ref() }.is_some_and(|w| ptr::eq(&*w.shared, self))
-        })
-    }
 }
 
 impl Worker {
