@@ -126,7 +126,7 @@ impl<K: Eq + Hash + Clone, V> SyncReceiver<K, V> {
 
     fn recv_until(&mut self, deadline: Option<Instant>) -> Result<Message<K, V>, RecvTimeoutError> {
         loop {
-            match self.inbox.get_mut().try_recv() {
+            match self.inbox.get_mut().try_recv(false) {
                 Ok(message) => return Ok(message),
                 Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
                 Err(TryRecvError::Empty | TryRecvError::Conflicted) => {}
@@ -152,7 +152,7 @@ impl<K: Eq + Hash + Clone, V> SyncReceiver<K, V> {
     /// `Conflicted` if everything queued waits for a key, `Disconnected`
     /// if every sender is gone and nothing is queued.
     pub fn try_recv(&mut self) -> Result<Message<K, V>, TryRecvError> {
-        self.inbox.get_mut().try_recv()
+        self.inbox.get_mut().try_recv(true)
     }
 
     /// Keys the channel keeps bookkeeping for (held or waited for), after

@@ -135,7 +135,7 @@ impl<K: Eq + Hash + Clone, V> Receiver<K, V> {
         }
         let inbox = self.inbox.get_mut();
         loop {
-            match inbox.try_recv() {
+            match inbox.try_recv(false) {
                 Ok(message) => {
                     self.streak += 1;
                     return Ok(message);
@@ -159,7 +159,7 @@ impl<K: Eq + Hash + Clone, V> Receiver<K, V> {
     /// `Conflicted` if everything queued waits for a key, `Disconnected`
     /// if every sender is gone and nothing is queued.
     pub fn try_recv(&mut self) -> Result<Message<K, V>, TryRecvError> {
-        self.inbox.get_mut().try_recv()
+        self.inbox.get_mut().try_recv(true)
     }
 
     /// Keys the channel keeps bookkeeping for (held or waited for), after

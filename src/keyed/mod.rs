@@ -497,13 +497,14 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     /// in the order they took their places, until one is ready. A receive
     /// that finds a message ready reads no further slots, so the key table
     /// holds the keys of messages held, ready or waiting, not of the whole
-    /// queue. Returns `None` only once every written message is filed.
-    fn next_ready(&mut self) -> Option<Box<Envelope<K, V>>> {
+    /// queue. Returns `None` only once every written message is filed
+    /// (with `wait_for_claimed`, every claimed one: `Reader::pop`).
+    fn next_ready(&mut self, wait_for_claimed: bool) -> Option<Box<Envelope<K, V>>> {
         loop {
             if let Some(envelope) = self.core.pop_ready() {
                 return Some(envelope);
             }
-            let (keys, value) = self.reader.pop(&self.shared.slots)?;
+            let (keys, value) = self.reader.pop(&self.shared.slots, wait_for_claimed)?;
             let envelope = match self.spare.pop() {
                 Some(mut envelope) => {
                     envelope.refill(keys, value);
@@ -522,20 +523,24 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     }
 
     /// Receives the oldest deliverable message, if any; otherwise says why
-    /// not.
-    fn try_recv(&mut self) -> Result<Message<K, V>, error::TryRecvError> {
+    /// not. The user's `try_recv` waits for messages claimed and being
+    /// written (`wait_for_claimed`), so that its answer is exact; a
+    /// blocking receive does not, and sleeps instead (`Reader::pop`).
+    fn try_recv(&mut self, wait_for_claimed: bool) -> Result<Message<K, V>, error::TryRecvError> {
         // Releases first: a message on a key just released is then ready
         // as it is filed rather than promoted; either way it is ready.
         self.take_releases();
-        let mut next = self.next_ready();
+        let mut next = self.next_ready(wait_for_claimed);
         if next.is_none() {
             // Acquire: if every sender is gone, every message they sent is
             // written by now (`drop_sender`), so look once more before
-            // calling it final.
-            if self.shared.senders.load(Acquire) != 0 {
+            // calling it final. A read-modify-write, which reads the
+            // latest count: a load could read a sender a drop that returned
+            // before this call already took away.
+            if self.shared.senders.fetch_add(0, Acquire) != 0 {
                 return Err(self.why_empty(false));
             }
-            next = self.next_ready();
+            next = self.next_ready(wait_for_claimed);
         }
         match next {
             Some(envelope) => {
@@ -594,7 +599,7 @@ impl<K: Eq + Hash + Clone, V> Drop for Inbox<K, V> {
         let unread = taken - self.filed;
         let mut written = Vec::with_capacity(unread);
         while written.len() < unread {
-            match self.reader.pop(&self.shared.slots) {
+            match self.reader.pop(&self.shared.slots, false) {
                 Some(message) => written.push(message),
                 None => thread::yield_now(), // a sender between its slot and its write
             }

@@ -125,12 +125,15 @@ impl Room {
                 // Full as senders last saw it: look at the receiver's count.
                 // Acquire: pairs with the receive's Release count, after
                 // which the claim of every message it counts is visible, so
-                // `claims` read next has `taken >= received`.
-                let freed = if as_sleeper {
-                    self.freed.fetch_add(SLEEPER, Acquire)
-                } else {
-                    self.freed.load(Acquire)
-                };
+                // `claims` read next has `taken >= received`. A
+                // read-modify-write either way, which reads the latest
+                // count: a load could read one older than a receive that
+                // returned before this call began, and answer "full" when
+                // the channel was not full at any moment of the call (not
+                // linearizable: `keyed::async_generated_scenarios`).
+                let freed = self
+                    .freed
+                    .fetch_add(if as_sleeper { SLEEPER } else { 0 }, Acquire);
                 // Relaxed: ordered after the Acquire above.
                 let again = self.claims.load(Relaxed);
                 if again != claims {
