@@ -1,7 +1,9 @@
 //! Derives the module lists of the `models`, `proptests` and `benches`
 //! targets from the tree, so that adding a primitive `p` needs no list edit:
 //! `models/p.rs`, `proptests/p.rs` and `benches/p.rs` become modules `p` of
-//! their targets (each target's `main.rs` includes the generated file).
+//! their targets (each target's `main.rs` includes the generated file), and
+//! `specs/p.rs` a module `p` of the `specs` module that the models and
+//! proptests targets both include.
 //! `benches/p.rs` must define `pub fn benches(c: &mut Criterion)`; the
 //! generated `run_all` calls each of them.
 //!
@@ -33,7 +35,7 @@ fn modules(dir: &Path) -> Vec<(String, PathBuf)> {
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let out = PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
-    for target in ["models", "proptests", "benches"] {
+    for target in ["models", "proptests", "benches", "specs"] {
         let dir = root.join(target);
         println!("cargo:rerun-if-changed={}", dir.display());
         let mut source =

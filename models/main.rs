@@ -17,5 +17,11 @@ compile_error!(
 );
 
 mod harness;
+/// The primitives' sequential specifications (`specs/<p>.rs`): one per
+/// primitive, shared by the property tests and the history checks.
+#[allow(dead_code)] // each target uses a different part
+mod specs {
+    include!(concat!(env!("OUT_DIR"), "/specs_modules.rs"));
+}
 
 include!(concat!(env!("OUT_DIR"), "/models_modules.rs"));

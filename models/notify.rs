@@ -16,16 +16,64 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
+use crate::harness::recorder::{Recorder, ThreadRecorder};
+use crate::harness::scenario::{self, Scenario, Subject, Waiter};
 use crate::harness::{
-    callback_waker, counting_waker, model, Callbacks, Flag, Handoff, Reach, WakeCount,
+    callback_waker, counting_waker, model, Callbacks, Flag, Handoff, Ledger, Reach, WakeCount,
 };
+use crate::specs::notify as spec;
 use modelsync::notify::Notify;
 use modelsync::sync::atomic::{AtomicBool, Ordering::*};
 use modelsync::sync::{thread, Arc};
+use proptest::strategy::BoxedStrategy;
 
 /// Polls `future` once with `waker`; whether it is ready.
 fn poll<F: Future>(future: Pin<&mut F>, waker: &Waker) -> bool {
     future.poll(&mut Context::from_waker(waker)).is_ready()
+}
+
+/// A history of one `Notify`'s operations, checked against
+/// `specs/notify.rs` at the end of the execution; its main thread's end.
+fn history() -> (Recorder<spec::Notify>, ThreadRecorder<spec::Notify>) {
+    let history = Recorder::new(spec::Notify::default());
+    let main = history.thread(0);
+    (history, main)
+}
+
+/// `poll`, recorded as a poll of future `id` (the waker is the recording
+/// thread's).
+fn poll_recorded<F: Future>(
+    rec: &ThreadRecorder<spec::Notify>,
+    id: u64,
+    future: Pin<&mut F>,
+    waker: &Waker,
+) -> bool {
+    rec.op(
+        spec::Op::Poll(id, rec.thread_index()),
+        || poll(future, waker),
+        |&ready| spec::Ret::Ready(ready),
+    )
+}
+
+/// `count` new futures of `notify`, recorded as futures `0..count`.
+fn created<'a>(
+    rec: &ThreadRecorder<spec::Notify>,
+    notify: &'a Notify,
+    count: u64,
+) -> Vec<Pin<Box<modelsync::notify::Notified<'a>>>> {
+    (0..count)
+        .map(|id| {
+            rec.op(
+                spec::Op::Create(id),
+                || Box::pin(notify.notified()),
+                |_| spec::Ret::Unit,
+            )
+        })
+        .collect()
+}
+
+fn unit<T>(_: &T) -> spec::Ret {
+    spec::Ret::Unit
 }
 
 /// A future that counts its polls, so a model can tell whether
@@ -301,26 +349,27 @@ fn poll_consistency(model: crate::harness::Model, futures: usize) {
     let split = Reach::new("first_ready_while_notify_waiters_ran");
     let r = split.clone();
     model.reach(&split).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let (w, _) = counting_waker();
-        let mut all: Vec<_> = (0..futures).map(|_| Box::pin(notify.notified())).collect();
-        for f in &mut all {
-            assert!(!poll(f.as_mut(), &w));
+        let mut all = created(&main, &notify, futures as u64);
+        for (id, f) in (0..).zip(&mut all) {
+            assert!(!poll_recorded(&main, id, f.as_mut(), &w));
         }
         // A loom atomic, not a `Flag`: loom must see it to order the polls
         // before it. Relaxed: it only labels the execution.
         let returned = Arc::new(AtomicBool::new(false));
         let notifier = {
             let (notify, returned) = (notify.clone(), returned.clone());
-            thread::spawn(move || {
-                notify.notify_waiters();
+            main.spawn(1, move |rec| {
+                rec.op(spec::Op::NotifyWaiters, || notify.notify_waiters(), unit);
                 returned.store(true, Relaxed);
             })
         };
         thread::yield_now();
         let mut seen_ready = false;
-        for f in &mut all {
-            let ready = poll(f.as_mut(), &w);
+        for (id, f) in (0..).zip(&mut all) {
+            let ready = poll_recorded(&main, id, f.as_mut(), &w);
             assert!(
                 ready || !seen_ready,
                 "a later future missed a notify_waiters an earlier one saw"
@@ -329,9 +378,13 @@ fn poll_consistency(model: crate::harness::Model, futures: usize) {
         }
         r.hit_if(seen_ready && !returned.load(Relaxed));
         notifier.join().unwrap();
-        for f in &mut all {
-            assert!(poll(f.as_mut(), &w), "notify_waiters missed a future");
+        for (id, f) in (0..).zip(&mut all) {
+            assert!(
+                poll_recorded(&main, id, f.as_mut(), &w),
+                "notify_waiters missed a future"
+            );
         }
+        history.check();
     });
 }
 
@@ -510,24 +563,30 @@ fn fifo_order_with_three_waiters() {
     let between = Reach::new("oldest_done_while_second_pending");
     let r = between.clone();
     model!().reach(&between).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let (w, _) = counting_waker();
-        let mut all: Vec<_> = (0..3).map(|_| Box::pin(notify.notified())).collect();
-        for f in &mut all {
-            assert!(!poll(f.as_mut(), &w));
+        let mut all = created(&main, &notify, 3);
+        for (id, f) in (0..).zip(&mut all) {
+            assert!(!poll_recorded(&main, id, f.as_mut(), &w));
         }
         let notifier = {
             let notify = notify.clone();
-            thread::spawn(move || {
-                notify.notify_one();
-                notify.notify_one();
+            main.spawn(1, move |rec| {
+                rec.op(spec::Op::NotifyOne, || notify.notify_one(), unit);
+                rec.op(spec::Op::NotifyOne, || notify.notify_one(), unit);
             })
         };
         thread::yield_now();
         // Newest first: a notification, once given, stays; so if a newer
         // waiter was notified when polled, every older one polled after it
         // must be too (FIFO).
-        let mut ready: Vec<bool> = all.iter_mut().rev().map(|f| poll(f.as_mut(), &w)).collect();
+        let mut ready: Vec<bool> = all
+            .iter_mut()
+            .enumerate()
+            .rev()
+            .map(|(id, f)| poll_recorded(&main, id as u64, f.as_mut(), &w))
+            .collect();
         ready.reverse();
         assert!(
             ready.windows(2).all(|p| p[0] || !p[1]),
@@ -535,8 +594,12 @@ fn fifo_order_with_three_waiters() {
         );
         r.hit_if(ready == [true, false, false]);
         notifier.join().unwrap();
-        let ready: Vec<bool> = all.iter_mut().map(|f| poll(f.as_mut(), &w)).collect();
+        let ready: Vec<bool> = (0..)
+            .zip(&mut all)
+            .map(|(id, f)| poll_recorded(&main, id, f.as_mut(), &w))
+            .collect();
         assert_eq!(ready, [true, true, false]);
+        history.check();
     });
 }
 
@@ -609,17 +672,17 @@ fn racing_notifies_store_one_permit() {
     let consumed = Reach::new("permit_consumed_after_both_notifies");
     let r = consumed.clone();
     model!().reach(&consumed).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let notes: Vec<_> = (0..2).map(|_| Handoff::new()).collect();
         let returned: Vec<Flag> = (0..2).map(|_| Flag::default()).collect();
-        let notifiers: Vec<_> = notes
-            .iter()
-            .zip(&returned)
-            .map(|(note, returned)| {
+        let notifiers: Vec<_> = (1..)
+            .zip(notes.iter().zip(&returned))
+            .map(|(t, (note, returned))| {
                 let (notify, note, returned) = (notify.clone(), note.clone(), returned.clone());
-                thread::spawn(move || {
+                main.spawn(t, move |rec| {
                     note.write(1);
-                    notify.notify_one();
+                    rec.op(spec::Op::NotifyOne, || notify.notify_one(), unit);
                     returned.set();
                 })
             })
@@ -628,19 +691,24 @@ fn racing_notifies_store_one_permit() {
         thread::yield_now();
         thread::yield_now();
         let both_returned = returned.iter().all(Flag::get);
-        let mut first = Box::pin(notify.notified());
-        if poll(first.as_mut(), &w) && r.hit_if(both_returned) {
+        let mut futures = created(&main, &notify, 1);
+        let mut first = futures.pop().expect("one");
+        if poll_recorded(&main, 0, first.as_mut(), &w) && r.hit_if(both_returned) {
             assert!(notes.iter().all(|n| n.read() == 1));
         }
         for n in notifiers {
             n.join().unwrap();
         }
-        drop(first);
+        main.op(spec::Op::Drop(0), || drop(first), unit);
         // Whatever was consumed or forwarded, at most one permit is left.
-        let mut second = Box::pin(notify.notified());
-        let mut third = Box::pin(notify.notified());
-        poll(second.as_mut(), &w);
-        assert!(!poll(third.as_mut(), &w), "two permits were stored");
+        let mut second = main.op(spec::Op::Create(1), || Box::pin(notify.notified()), unit);
+        let mut third = main.op(spec::Op::Create(2), || Box::pin(notify.notified()), unit);
+        poll_recorded(&main, 1, second.as_mut(), &w);
+        assert!(
+            !poll_recorded(&main, 2, third.as_mut(), &w),
+            "two permits were stored"
+        );
+        history.check();
     });
 }
 
@@ -940,4 +1008,194 @@ fn notify_finds_the_last_waiter_gone() {
         );
         notifier.join().unwrap();
     });
+}
+
+// ---------------------------------------------------------------------
+// Generated scenarios, checked against the specification.
+
+/// `Notify` as generated scenarios see it (`harness/scenario.rs`). Each
+/// thread creates, polls, enables, waits for and drops futures of its own
+/// (`notified_owned`: a scenario keeps its futures between operations, so
+/// they own their `Notify`; `Notified` is the same waiter inside), and any
+/// thread notifies. Future `t * 10 + k` belongs to thread `t` (the main
+/// thread's serve the initial and final parts). A wait is recorded as the
+/// polls it makes (and, if it gives up, the future's drop).
+struct NotifySubject;
+
+#[derive(Clone, Debug, PartialEq)]
+enum NotifyOp {
+    Create(u64),
+    Poll(u64),
+    Enable(u64),
+    /// Polls until ready, parking in between; drops the future if nothing
+    /// else can happen.
+    Wait(u64),
+    Drop(u64),
+    NotifyOne,
+    NotifyLast,
+    NotifyWaiters,
+}
+
+/// One thread's futures, and the `Notify` they wait on.
+struct Futures {
+    notify: std::sync::Arc<Notify>,
+    live: std::collections::BTreeMap<u64, Pin<Box<modelsync::notify::OwnedNotified>>>,
+}
+
+impl NotifySubject {
+    fn poll(
+        futures: &mut Futures,
+        id: u64,
+        rec: &ThreadRecorder<spec::Notify>,
+        waiter: &Waiter,
+        me: usize,
+    ) -> Option<bool> {
+        let future = futures.live.get_mut(&id)?;
+        let waker = waiter.waker();
+        Some(rec.op(
+            spec::Op::Poll(id, me),
+            || poll(future.as_mut(), &waker),
+            |&ready| spec::Ret::Ready(ready),
+        ))
+    }
+
+    fn drop_future(futures: &mut Futures, id: u64, rec: &ThreadRecorder<spec::Notify>) {
+        if let Some(future) = futures.live.remove(&id) {
+            rec.op(spec::Op::Drop(id), || drop(future), |_| spec::Ret::Unit);
+        }
+    }
+}
+
+impl Subject for NotifySubject {
+    type Spec = spec::Notify;
+    type Op = NotifyOp;
+    type Actor = Futures;
+    const NAME: &'static str = "notify";
+    const RUST_TYPE: &'static str = "NotifySubject";
+
+    fn items(_: &Scenario<NotifyOp>) -> usize {
+        0
+    }
+
+    fn setup(_: &Scenario<NotifyOp>) -> (spec::Notify, Futures) {
+        let futures = Futures {
+            notify: std::sync::Arc::new(Notify::new()),
+            live: Default::default(),
+        };
+        (spec::Notify::default(), futures)
+    }
+
+    fn split(main: &mut Futures, _: &Scenario<NotifyOp>, _: usize) -> Futures {
+        Futures {
+            notify: main.notify.clone(),
+            live: Default::default(),
+        }
+    }
+
+    fn merge(main: &mut Futures, joined: Futures) {
+        main.live.extend(joined.live);
+    }
+
+    fn run(
+        futures: &mut Futures,
+        op: &NotifyOp,
+        rec: &ThreadRecorder<spec::Notify>,
+        waiter: &Waiter,
+        _: &Ledger,
+    ) {
+        use spec::{Op, Ret};
+        let me = rec.thread_index();
+        match *op {
+            NotifyOp::Create(id) => {
+                if futures.live.contains_key(&id) {
+                    return;
+                }
+                let notify = futures.notify.clone();
+                let future = rec.op(Op::Create(id), || notify.notified_owned(), |_| Ret::Unit);
+                futures.live.insert(id, Box::pin(future));
+            }
+            NotifyOp::Poll(id) => {
+                Self::poll(futures, id, rec, waiter, me);
+            }
+            NotifyOp::Enable(id) => {
+                let Some(future) = futures.live.get_mut(&id) else {
+                    return;
+                };
+                rec.op(
+                    Op::Enable(id),
+                    || future.as_mut().enable(),
+                    |&r| Ret::Ready(r),
+                );
+            }
+            NotifyOp::Wait(id) => loop {
+                match Self::poll(futures, id, rec, waiter, me) {
+                    None | Some(true) => break,
+                    Some(false) if waiter.park() => {}
+                    Some(false) => {
+                        Self::drop_future(futures, id, rec);
+                        break;
+                    }
+                }
+            },
+            NotifyOp::Drop(id) => Self::drop_future(futures, id, rec),
+            NotifyOp::NotifyOne => {
+                rec.op(Op::NotifyOne, || futures.notify.notify_one(), |_| Ret::Unit)
+            }
+            NotifyOp::NotifyLast => rec.op(
+                Op::NotifyLast,
+                || futures.notify.notify_last(),
+                |_| Ret::Unit,
+            ),
+            NotifyOp::NotifyWaiters => rec.op(
+                Op::NotifyWaiters,
+                || futures.notify.notify_waiters(),
+                |_| Ret::Unit,
+            ),
+        }
+    }
+
+    fn rust(op: &NotifyOp) -> String {
+        format!("NotifyOp::{op:?}")
+    }
+
+    fn scenarios() -> BoxedStrategy<Scenario<NotifyOp>> {
+        use proptest::prelude::*;
+        // Thread `t`'s operations, on its futures `t * 10` and `t * 10 + 1`.
+        fn ops(t: u64) -> BoxedStrategy<NotifyOp> {
+            let future = prop_oneof![Just(t * 10), Just(t * 10 + 1)];
+            prop_oneof![
+                3 => future.clone().prop_map(NotifyOp::Create),
+                2 => future.clone().prop_map(NotifyOp::Poll),
+                1 => future.clone().prop_map(NotifyOp::Enable),
+                3 => future.clone().prop_map(NotifyOp::Wait),
+                1 => future.prop_map(NotifyOp::Drop),
+                3 => Just(NotifyOp::NotifyOne),
+                1 => Just(NotifyOp::NotifyLast),
+                2 => Just(NotifyOp::NotifyWaiters),
+            ]
+            .boxed()
+        }
+        (2usize..=3)
+            .prop_flat_map(|threads| {
+                scenario::shape(
+                    ops(0),
+                    (1..=threads as u64).map(ops).collect(),
+                    ops(0),
+                    [2, 3, 2],
+                )
+            })
+            .boxed()
+    }
+}
+
+/// Generated scenarios of 2 or 3 threads creating, polling, enabling,
+/// waiting for and dropping futures while others notify
+/// (`harness/scenario.rs`); every execution's history checked against
+/// `specs/notify.rs` (one permit, FIFO and LIFO among registered waiters,
+/// `notify_waiters` as a snapshot, forwarding on drop).
+///
+/// Checks: N-1, N-2, N-3, N-4.
+#[test]
+fn generated_scenarios() {
+    scenario::generated::<NotifySubject>(model!());
 }

@@ -3,10 +3,26 @@
 //! Written once for loom, shuttle and std stress (see `harness/mod.rs`).
 //! loom and shuttle do not model time, so no model relies on a timeout.
 
-use crate::harness::{model, Flag, Handoff, Reach};
+use crate::harness::recorder::{Recorder, ThreadRecorder};
+use crate::harness::scenario::{self, Scenario, Subject, Waiter};
+use crate::harness::{model, Flag, Handoff, Ledger, Reach};
+use crate::specs::park as spec;
 use modelsync::park::Parker;
 use modelsync::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use modelsync::sync::{thread, Arc};
+use proptest::strategy::BoxedStrategy;
+
+/// A history of one parker's operations, checked against
+/// `specs/park.rs` at the end of the execution; its main thread's end.
+fn history() -> (Recorder<spec::Parker>, ThreadRecorder<spec::Parker>) {
+    let history = Recorder::new(spec::Parker::default());
+    let main = history.thread(0);
+    (history, main)
+}
+
+fn unit<T>(_: &T) -> spec::Ret {
+    spec::Ret::Unit
+}
 
 /// `unpark` races `park`: the parker always returns (loom reports a
 /// deadlock if a wake-up is lost) and sees what the unparker wrote before
@@ -25,23 +41,24 @@ fn unpark_races_park() {
     let during = Reach::new("unpark_while_in_park");
     let (r_before, r_during) = (before.clone(), during.clone());
     model!().reach(&before).reach(&during).check(move || {
+        let (history, main) = history();
         let parker = Parker::new();
         let unparker = parker.unparker().clone();
         let data = Handoff::new();
         let parking = Arc::new(AtomicBool::new(false));
         let waker = {
             let (data, parking) = (data.clone(), parking.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 data.write(42);
                 // Relaxed: an observation for reachability only.
                 let in_park = parking.load(Relaxed);
-                unparker.unpark();
+                rec.op(spec::Op::Unpark, || unparker.unpark(), unit);
                 in_park
             })
         };
         // Relaxed: an observation for reachability only.
         parking.store(true, Relaxed);
-        parker.park();
+        main.op(spec::Op::Park, || parker.park(), unit);
         assert_eq!(
             data.read(),
             42,
@@ -50,6 +67,7 @@ fn unpark_races_park() {
         let in_park = waker.join().unwrap();
         r_during.hit_if(in_park);
         r_before.hit_if(!in_park);
+        history.check();
     });
 }
 
@@ -62,14 +80,15 @@ fn unparks_store_one_permit() {
     let both_first = Reach::new("both_unparks_before_park");
     let r = both_first.clone();
     model!().reach(&both_first).check(move || {
+        let (history, main) = history();
         let parker = Parker::new();
         let unparker = parker.unparker().clone();
         let done = Flag::default();
         let t = {
             let done = done.clone();
-            thread::spawn(move || {
-                unparker.unpark();
-                unparker.unpark();
+            main.spawn(1, move |rec| {
+                rec.op(spec::Op::Unpark, || unparker.unpark(), unit);
+                rec.op(spec::Op::Unpark, || unparker.unpark(), unit);
                 done.set();
             })
         };
@@ -77,14 +96,17 @@ fn unparks_store_one_permit() {
         // before the spawner's next scheduling point).
         thread::yield_now();
         let both_before = done.get();
-        parker.park();
+        main.op(spec::Op::Park, || parker.park(), unit);
         t.join().unwrap();
+        let permit = main.op(
+            spec::Op::HasPermit,
+            || parker.has_permit(),
+            |&b| spec::Ret::Bool(b),
+        );
         if r.hit_if(both_before) {
-            assert!(
-                !parker.has_permit(),
-                "two unparks stored more than one permit"
-            );
+            assert!(!permit, "two unparks stored more than one permit");
         }
+        history.check();
     });
 }
 
@@ -138,4 +160,147 @@ fn ping_pong_rounds() {
         pong.join().unwrap();
         r.hit_if(pong_first);
     });
+}
+
+// ---------------------------------------------------------------------
+// Generated scenarios, checked against the specification.
+
+/// The parker as generated scenarios see it (`harness/scenario.rs`):
+/// thread 1 owns the `Parker` (it parks, at most once per scenario, and
+/// may unpark itself); the other threads hold `Unparker`s and unpark at
+/// least once each, so that the park always ends (`park` cannot be given
+/// up: it blocks its thread). The main thread unparks and asks for the
+/// permit in the initial and final parts.
+struct ParkSubject;
+
+struct Handles {
+    parker: Option<Parker>,
+    unparker: modelsync::park::Unparker,
+}
+
+impl Subject for ParkSubject {
+    type Spec = spec::Parker;
+    type Op = spec::Op;
+    type Actor = Handles;
+    const NAME: &'static str = "park";
+    const RUST_TYPE: &'static str = "ParkSubject";
+
+    fn items(_: &Scenario<spec::Op>) -> usize {
+        0
+    }
+
+    fn setup(_: &Scenario<spec::Op>) -> (spec::Parker, Handles) {
+        let parker = Parker::new();
+        let unparker = parker.unparker().clone();
+        let handles = Handles {
+            parker: Some(parker),
+            unparker,
+        };
+        (spec::Parker::default(), handles)
+    }
+
+    fn split(main: &mut Handles, _: &Scenario<spec::Op>, thread: usize) -> Handles {
+        Handles {
+            parker: if thread == 1 {
+                main.parker.take()
+            } else {
+                None
+            },
+            unparker: main.unparker.clone(),
+        }
+    }
+
+    fn merge(main: &mut Handles, joined: Handles) {
+        if joined.parker.is_some() {
+            main.parker = joined.parker;
+        }
+    }
+
+    fn run(
+        handles: &mut Handles,
+        op: &spec::Op,
+        rec: &ThreadRecorder<spec::Parker>,
+        _: &Waiter,
+        _: &Ledger,
+    ) {
+        use spec::{Op, Ret};
+        match op {
+            Op::Unpark => rec.op(op.clone(), || handles.unparker.unpark(), |_| Ret::Unit),
+            Op::Park | Op::ParkTimeout | Op::HasPermit => {
+                let Some(parker) = handles.parker.as_ref() else {
+                    return;
+                };
+                match op {
+                    Op::Park => rec.op(op.clone(), || parker.park(), |_| Ret::Unit),
+                    // loom and shuttle model no time: under them it waits
+                    // for the permit, as `park` does.
+                    Op::ParkTimeout => rec.op(
+                        op.clone(),
+                        || parker.park_timeout(std::time::Duration::from_millis(1)),
+                        |_| Ret::Unit,
+                    ),
+                    _ => {
+                        rec.op(op.clone(), || parker.has_permit(), |&b| Ret::Bool(b));
+                    }
+                }
+            }
+        }
+    }
+
+    fn rust(op: &spec::Op) -> String {
+        format!("Op::{op:?}")
+    }
+
+    fn scenarios() -> BoxedStrategy<Scenario<spec::Op>> {
+        use proptest::prelude::*;
+        use spec::Op;
+        let owner = prop_oneof![
+            2 => Just(Op::Park),
+            1 => Just(Op::ParkTimeout),
+            2 => Just(Op::HasPermit),
+            1 => Just(Op::Unpark),
+        ];
+        let main = prop_oneof![Just(Op::Unpark), Just(Op::HasPermit)];
+        (2usize..=3)
+            .prop_flat_map(move |threads| {
+                let mut parts = vec![owner.clone().boxed()];
+                parts.extend((1..threads).map(|_| Just(Op::Unpark).boxed()));
+                scenario::shape(main.clone().boxed(), parts, main.clone().boxed(), [2, 2, 2])
+            })
+            .prop_map(|mut scenario| {
+                // At most one park: each later one asks for the permit
+                // instead (two parks could outlast the unparks, whose
+                // permits do not add up: P-2).
+                let mut park_at = None;
+                for (i, op) in scenario.threads[0].iter_mut().enumerate() {
+                    if matches!(op, Op::Park | Op::ParkTimeout) {
+                        if park_at.is_some() {
+                            *op = Op::HasPermit;
+                        }
+                        park_at = park_at.or(Some(i));
+                    }
+                }
+                // A thread that waits for the owner's operation after its
+                // park could be the one whose unpark ends it: no such
+                // hand-off.
+                if let Some(park_at) = park_at {
+                    scenario
+                        .handoffs
+                        .retain(|h| h.from.0 != 1 || h.from.1 < park_at);
+                }
+                scenario
+            })
+            .boxed()
+    }
+}
+
+/// Generated scenarios: the owner parks at most once, asks for the
+/// permit and unparks itself, while 1 or 2 threads unpark
+/// (`harness/scenario.rs`); every execution's history checked against
+/// `specs/park.rs` (one permit, a park ends only by consuming it).
+///
+/// Checks: P-1, P-2, P-3.
+#[test]
+fn generated_scenarios() {
+    scenario::generated::<ParkSubject>(model!());
 }

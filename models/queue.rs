@@ -11,7 +11,10 @@
 //! loom scenarios use capacity 4 and at most 3 threads; the scale scenarios
 //! at the bottom are too big for loom and run under shuttle and std only.
 
+use crate::harness::recorder::{Recorder, ThreadRecorder};
+use crate::harness::scenario::{self, Scenario, Subject, Waiter};
 use crate::harness::{model, Flag, Handoff, Ledger, Model, Reach, Tracked};
+use crate::specs::queue as qspec;
 use modelsync::queue::{Inject, Local, Steal};
 use modelsync::sync::thread;
 #[cfg(not(loom))]
@@ -19,6 +22,7 @@ use modelsync::sync::{
     atomic::{AtomicUsize, Ordering},
     spin_loop, Arc,
 };
+use proptest::strategy::BoxedStrategy;
 
 const CAP: usize = 4;
 
@@ -46,6 +50,80 @@ fn steal_once(ledger: &Ledger, victim: &Steal<Tracked>) -> Vec<usize> {
         ledger.deliver(item);
     }
     ids
+}
+
+/// A history of the queues' operations, checked against `specs/queue.rs`
+/// at the end of the execution (rings of capacity `CAP`); its main
+/// thread's end.
+fn history() -> (Recorder<qspec::Queue>, ThreadRecorder<qspec::Queue>) {
+    let history = Recorder::new(qspec::Queue::new([CAP; qspec::RINGS]));
+    let main = history.thread(0);
+    (history, main)
+}
+
+fn got(item: &Option<Tracked>) -> qspec::Ret {
+    qspec::Ret::Item(item.as_ref().map(Tracked::id))
+}
+
+/// `steal_once`, recorded: ring `from`'s stealer steals into a fresh ring
+/// that the history calls ring `into` (empty at every steal: it is drained
+/// at once).
+fn steal_once_recorded(
+    ledger: &Ledger,
+    victim: &Steal<Tracked>,
+    from: usize,
+    into: usize,
+    rec: &ThreadRecorder<qspec::Queue>,
+) -> Vec<usize> {
+    let mut mine = Local::with_capacity(CAP);
+    let mut ids = Vec::new();
+    let stolen = rec.op(
+        qspec::Op::Steal { from, into },
+        || victim.steal_into(&mut mine),
+        got,
+    );
+    if let Some(item) = stolen {
+        ids.push(item.id());
+        ledger.deliver(item);
+    }
+    while let Some(item) = rec.op(qspec::Op::Pop(into), || mine.pop(), got) {
+        ids.push(item.id());
+        ledger.deliver(item);
+    }
+    ids
+}
+
+/// `drain`, recorded: ring `ring` and the inject queue.
+fn drain_recorded(
+    ledger: &Ledger,
+    local: &mut Local<Tracked>,
+    ring: usize,
+    inject: &Inject<Tracked>,
+    rec: &ThreadRecorder<qspec::Queue>,
+) {
+    while let Some(item) = rec.op(qspec::Op::Pop(ring), || local.pop(), got) {
+        ledger.deliver(item);
+    }
+    while let Some(item) = rec.op(qspec::Op::InjectPop, || inject.pop(), got) {
+        ledger.deliver(item);
+    }
+}
+
+/// `push_back` of item `id` into ring `ring`, recorded.
+fn push_recorded(
+    ledger: &Ledger,
+    local: &mut Local<Tracked>,
+    ring: usize,
+    id: usize,
+    inject: &Inject<Tracked>,
+    rec: &ThreadRecorder<qspec::Queue>,
+) {
+    let item = ledger.item(id);
+    rec.op(
+        qspec::Op::Push(ring, id),
+        || local.push_back(item, inject),
+        |_| qspec::Ret::Unit,
+    );
 }
 
 /// A thread that steals once from `victim` (see `steal_once`).
@@ -93,29 +171,31 @@ fn basic() {
         .reach(&stolen)
         .check(move || {
             let ledger = Ledger::new(4);
+            let (history, main) = history();
             let inject = Inject::new();
             let mut local = Local::with_capacity(CAP);
             let stealer = local.stealer();
             let thief = {
                 let ledger = ledger.clone();
-                thread::spawn(move || {
+                main.spawn(1, move |rec| {
                     let mut taken = 0;
                     for _ in 0..3 {
-                        taken += steal_once(&ledger, &stealer).len();
+                        taken += steal_once_recorded(&ledger, &stealer, 0, 1, &rec).len();
                     }
                     taken
                 })
             };
             for round in 0..2 {
-                local.push_back(ledger.item(2 * round), &inject);
-                local.push_back(ledger.item(2 * round + 1), &inject);
-                if let Some(item) = local.pop() {
+                push_recorded(&ledger, &mut local, 0, 2 * round, &inject, &main);
+                push_recorded(&ledger, &mut local, 0, 2 * round + 1, &inject, &main);
+                if let Some(item) = main.op(qspec::Op::Pop(0), || local.pop(), got) {
                     ledger.deliver(item);
                 }
             }
-            drain(&ledger, &mut local, &inject);
+            drain_recorded(&ledger, &mut local, 0, &inject, &main);
             r.hit_if(thief.join().unwrap() > 0);
             ledger.assert_all_delivered_once();
+            history.check();
         });
 }
 
@@ -131,13 +211,19 @@ fn steal_overflow() {
     let (r_item, r_half) = (item_only.clone(), half.clone());
     model!().reach(&item_only).reach(&half).check(move || {
         let ledger = Ledger::new(6);
+        let (history, main) = history();
         let inject = Inject::new();
         let mut local = Local::with_capacity(CAP);
-        local.push_back(ledger.item(0), &inject);
-        let thief = spawn_thief(&ledger, local.stealer());
+        push_recorded(&ledger, &mut local, 0, 0, &inject, &main);
+        let thief = {
+            let (ledger, stealer) = (ledger.clone(), local.stealer());
+            main.spawn(1, move |rec| {
+                steal_once_recorded(&ledger, &stealer, 0, 1, &rec)
+            })
+        };
         for id in 1..6 {
             let before = inject.len();
-            local.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut local, 0, id, &inject, &main);
             // Only this thread touches `inject`, so the change is ours.
             match inject.len() - before {
                 0 => {}
@@ -153,8 +239,9 @@ fn steal_overflow() {
             }
         }
         thief.join().unwrap();
-        drain(&ledger, &mut local, &inject);
+        drain_recorded(&ledger, &mut local, 0, &inject, &main);
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -167,25 +254,29 @@ fn multi_stealer() {
     let r = both.clone();
     model!().reach(&both).check(move || {
         let ledger = Ledger::new(4);
+        let (history, main) = history();
         let inject = Inject::new();
         let mut local = Local::with_capacity(CAP);
         for id in 0..4 {
-            local.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut local, 0, id, &inject, &main);
         }
-        let thieves: Vec<_> = (0..2)
-            .map(|_| {
+        let thieves: Vec<_> = (1..=2)
+            .map(|t| {
                 let ledger = ledger.clone();
                 let stealer = local.stealer();
-                thread::spawn(move || steal_once(&ledger, &stealer).len())
+                main.spawn(t, move |rec| {
+                    steal_once_recorded(&ledger, &stealer, 0, t, &rec).len()
+                })
             })
             .collect();
-        if let Some(item) = local.pop() {
+        if let Some(item) = main.op(qspec::Op::Pop(0), || local.pop(), got) {
             ledger.deliver(item);
         }
         let taken: Vec<usize> = thieves.into_iter().map(|t| t.join().unwrap()).collect();
         r.hit_if(taken.iter().all(|&n| n > 0));
-        drain(&ledger, &mut local, &inject);
+        drain_recorded(&ledger, &mut local, 0, &inject, &main);
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -717,4 +808,192 @@ fn stress_std_100k_items() {
     let ledger = Ledger::new(4 * per_worker);
     executor(&ledger, 4, 256, per_worker);
     ledger.assert_all_delivered_once();
+}
+
+// ---------------------------------------------------------------------
+// Generated scenarios, checked against the specification.
+
+/// The run queue as generated scenarios see it (`harness/scenario.rs`):
+/// one ring of capacity 2 per thread (ring `t - 1` owned by thread `t`),
+/// which its owner pushes into (overflowing into the shared inject queue),
+/// pops from and steals into from the other rings, and the inject queue,
+/// which anyone pushes into and pops from. The main thread owns every ring
+/// in the initial and final parts.
+struct QueueSubject;
+
+/// The capacity of the rings of generated scenarios: a full ring after
+/// two pushes, so overflow and stealing are reached in a few operations.
+const SCENARIO_CAP: usize = 2;
+
+struct Queues {
+    locals: Vec<Option<Local<Tracked>>>,
+    stealers: Vec<Steal<Tracked>>,
+    inject: std::sync::Arc<Inject<Tracked>>,
+}
+
+/// Numbers the items pushed, in scenario order.
+fn number_items(mut scenario: Scenario<qspec::Op>) -> Scenario<qspec::Op> {
+    let mut next = 0;
+    let parts = std::iter::once(&mut scenario.init)
+        .chain(scenario.threads.iter_mut())
+        .chain(std::iter::once(&mut scenario.post));
+    for part in parts {
+        for op in part.iter_mut() {
+            match op {
+                qspec::Op::Push(_, item) | qspec::Op::InjectPush(item) => {
+                    *item = next;
+                    next += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+    scenario
+}
+
+impl Subject for QueueSubject {
+    type Spec = qspec::Queue;
+    type Op = qspec::Op;
+    type Actor = Queues;
+    const NAME: &'static str = "queue";
+    const RUST_TYPE: &'static str = "QueueSubject";
+
+    fn items(scenario: &Scenario<qspec::Op>) -> usize {
+        let parts = std::iter::once(&scenario.init)
+            .chain(&scenario.threads)
+            .chain(std::iter::once(&scenario.post));
+        parts
+            .flatten()
+            .filter(|op| matches!(op, qspec::Op::Push(..) | qspec::Op::InjectPush(_)))
+            .count()
+    }
+
+    fn setup(scenario: &Scenario<qspec::Op>) -> (qspec::Queue, Queues) {
+        let rings = scenario.threads.len();
+        let locals: Vec<Local<Tracked>> = (0..rings)
+            .map(|_| Local::with_capacity(SCENARIO_CAP))
+            .collect();
+        let queues = Queues {
+            stealers: locals.iter().map(Local::stealer).collect(),
+            locals: locals.into_iter().map(Some).collect(),
+            inject: std::sync::Arc::new(Inject::new()),
+        };
+        (qspec::Queue::new([SCENARIO_CAP; qspec::RINGS]), queues)
+    }
+
+    fn split(main: &mut Queues, _: &Scenario<qspec::Op>, thread: usize) -> Queues {
+        let mut locals: Vec<Option<Local<Tracked>>> = main.locals.iter().map(|_| None).collect();
+        locals[thread - 1] = main.locals[thread - 1].take();
+        Queues {
+            locals,
+            stealers: main.stealers.clone(),
+            inject: main.inject.clone(),
+        }
+    }
+
+    fn merge(main: &mut Queues, joined: Queues) {
+        for (slot, local) in main.locals.iter_mut().zip(joined.locals) {
+            if local.is_some() {
+                *slot = local;
+            }
+        }
+    }
+
+    fn run(
+        queues: &mut Queues,
+        op: &qspec::Op,
+        rec: &ThreadRecorder<qspec::Queue>,
+        _: &Waiter,
+        ledger: &Ledger,
+    ) {
+        use qspec::{Op, Ret};
+        let got = |item: &Option<Tracked>| Ret::Item(item.as_ref().map(Tracked::id));
+        let taken = match *op {
+            Op::Push(ring, id) => {
+                // Made first: the ledger counts every item the scenario names.
+                let item = ledger.item(id);
+                let Some(local) = queues.locals.get_mut(ring).and_then(Option::as_mut) else {
+                    return;
+                };
+                let inject = &*queues.inject;
+                rec.op(op.clone(), || local.push_back(item, inject), |_| Ret::Unit);
+                None
+            }
+            Op::Pop(ring) => {
+                let Some(local) = queues.locals.get_mut(ring).and_then(Option::as_mut) else {
+                    return;
+                };
+                rec.op(op.clone(), || local.pop(), got)
+            }
+            Op::Steal { from, into } => {
+                let Some(stealer) = queues.stealers.get(from) else {
+                    return;
+                };
+                let Some(local) = queues.locals.get_mut(into).and_then(Option::as_mut) else {
+                    return;
+                };
+                rec.op(op.clone(), || stealer.steal_into(local), got)
+            }
+            Op::InjectPush(id) => {
+                let item = ledger.item(id);
+                rec.op(op.clone(), || queues.inject.push(item), |_| Ret::Unit);
+                None
+            }
+            Op::InjectPop => rec.op(op.clone(), || queues.inject.pop(), got),
+        };
+        if let Some(item) = taken {
+            ledger.deliver(item);
+        }
+    }
+
+    fn rust(op: &qspec::Op) -> String {
+        format!("Op::{op:?}")
+    }
+
+    fn scenarios() -> BoxedStrategy<Scenario<qspec::Op>> {
+        use proptest::prelude::*;
+        use qspec::Op;
+        /// The operations of ring `own`'s owner, among `rings` rings.
+        fn owner(own: usize, rings: usize) -> BoxedStrategy<Op> {
+            let victim = (1..rings).prop_map(move |k| (own + k) % rings);
+            prop_oneof![
+                4 => Just(Op::Push(own, 0)),
+                2 => Just(Op::Pop(own)),
+                3 => victim.prop_map(move |from| Op::Steal { from, into: own }),
+                1 => Just(Op::InjectPush(0)),
+                1 => Just(Op::InjectPop),
+            ]
+            .boxed()
+        }
+        /// The main thread's, on any ring.
+        fn main(rings: usize) -> BoxedStrategy<Op> {
+            (0..rings)
+                .prop_flat_map(move |own| owner(own, rings))
+                .boxed()
+        }
+        (2usize..=3)
+            .prop_flat_map(|rings| {
+                scenario::shape(
+                    main(rings),
+                    (0..rings).map(|own| owner(own, rings)).collect(),
+                    main(rings),
+                    [3, 3, 2],
+                )
+            })
+            .prop_map(number_items)
+            .boxed()
+    }
+}
+
+/// Generated scenarios of 2 or 3 owners pushing, popping and stealing
+/// from each other's rings of capacity 2, with the inject queue between
+/// them (`harness/scenario.rs`); every execution's history checked against
+/// `specs/queue.rs` (a steal takes at least one and at most half, in
+/// order; overflow moves the oldest half then the item; pops are FIFO;
+/// every item delivered at most once and dropped once).
+///
+/// Checks.
+#[test]
+fn generated_scenarios() {
+    scenario::generated::<QueueSubject>(model!());
 }

@@ -1,19 +1,21 @@
 //! The keyed channel's bookkeeping, driven single-threaded through the
-//! sync API, against a naive reference that scans the whole queue: a
-//! queued message is deliverable iff none of its keys is held by a live
-//! message and no earlier queued message shares a key with it. Random
+//! sync API, against its sequential specification (`specs/keyed.rs`, the
+//! one the models' histories are checked against), which scans the whole
+//! queue: a queued message is deliverable iff none of its keys is held by
+//! a live message and no earlier queued message shares a key with it. Random
 //! sends (0 to 3 keys over a space of 5, duplicates included), receives,
 //! releases and `into_value`s; after every step: exclusion, per-key order,
 //! progress (a receive returns a message exactly when one is deliverable,
 //! and one of those), capacity, and a key table that is empty whenever
 //! nothing is queued or held.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering}; // shim-exempt: the tests' own counters, outside the channel
 use std::thread::spawn as watchdog_thread; // shim-exempt: the deadlock watchdog's thread
 
-use crate::support::{DropLog, Item};
+use crate::specs::keyed::{unique, Keyed, Op as SpecOp, RecvErr, Ret, SendErr};
+use crate::support::{step, DropLog, Item};
 use counted_key::{live_copies, CountedKey, COMPARISONS, HASHES};
 use modelsync::keyed::error::{TryRecvError, TrySendError};
 use modelsync::keyed::{sync_channel, Message};
@@ -49,30 +51,6 @@ fn op<K: Clone + fmt::Debug>(
     ]
 }
 
-/// The naive reference: the queue in arrival order, and the keys live
-/// messages hold.
-struct Reference<K> {
-    /// Each queued message: id, key set, and the keys as sent.
-    queue: Vec<(u32, BTreeSet<K>, Vec<K>)>,
-    held: BTreeSet<K>,
-}
-
-impl<K: Ord + Clone> Reference<K> {
-    fn deliverable(&self) -> Vec<u32> {
-        let mut found = Vec::new();
-        for (i, (id, keys, _)) in self.queue.iter().enumerate() {
-            let free = keys.is_disjoint(&self.held);
-            let first = self.queue[..i]
-                .iter()
-                .all(|(_, earlier, _)| keys.is_disjoint(earlier));
-            if free && first {
-                found.push(*id);
-            }
-        }
-        found
-    }
-}
-
 /// A key whose hash is only its residue mod 3, so that many keys share a
 /// hash: the key table then holds long runs of entries with equal hashes,
 /// told apart by `Eq` alone, and removals shift them back.
@@ -101,10 +79,7 @@ where
 {
     let mut log = DropLog::default();
     let (tx, mut rx) = sync_channel::<K, Item>(capacity);
-    let mut reference = Reference {
-        queue: Vec::new(),
-        held: BTreeSet::new(),
-    };
+    let mut spec = Keyed::new(capacity, 1);
     let mut live: Vec<Message<K, Item>> = Vec::new();
     // Per key, the ids received, in order; per key, the ids sent.
     let mut received: BTreeMap<K, Vec<u32>> = BTreeMap::new();
@@ -115,62 +90,48 @@ where
             Op::Send(keys) => {
                 let item = log.item();
                 let id = item.id;
+                let op = SpecOp::TrySend(keys.clone(), id as usize);
                 match tx.try_send(keys.iter().cloned(), item) {
                     Ok(()) => {
-                        prop_assert!(reference.queue.len() < capacity);
-                        let set: BTreeSet<K> = keys.iter().cloned().collect();
-                        for k in &set {
-                            sent.entry(k.clone()).or_default().push(id);
+                        step(&mut spec, &op, Ret::Sent(Ok(())))?;
+                        for k in unique(&keys) {
+                            sent.entry(k).or_default().push(id);
                         }
-                        reference.queue.push((id, set, keys));
                     }
                     Err(TrySendError::Full(back)) => {
-                        prop_assert_eq!(reference.queue.len(), capacity);
                         prop_assert_eq!(back.id, id);
+                        step(&mut spec, &op, Ret::Sent(Err(SendErr::Full)))?;
                     }
                     Err(e) => prop_assert!(false, "try_send: {:?}", e),
                 }
             }
             Op::Recv => {
-                let deliverable = reference.deliverable();
+                let held = spec.held();
                 match rx.try_recv() {
                     Ok(message) => {
                         let id = message.value().id;
-                        prop_assert!(
-                            deliverable.contains(&id),
-                            "delivered {} of {:?}",
-                            id,
-                            deliverable
-                        );
-                        let at = reference
+                        let keys = spec
                             .queue
                             .iter()
-                            .position(|(q, _, _)| *q == id)
-                            .unwrap();
-                        let (_, keys, as_sent) = reference.queue.remove(at);
+                            .find(|(i, _)| *i == id as usize)
+                            .map(|(_, k)| k.clone());
+                        step(&mut spec, &SpecOp::TryRecv, Ret::Received(Ok(id as usize)))?;
                         // K-8: deduplicated, first-seen order.
-                        let mut expect: Vec<K> = Vec::new();
-                        for k in &as_sent {
-                            if !expect.contains(k) {
-                                expect.push(k.clone());
-                            }
-                        }
-                        prop_assert_eq!(message.keys(), &expect[..]);
-                        for k in &keys {
-                            prop_assert!(
-                                reference.held.insert(k.clone()),
-                                "key {:?} held twice (K-1)",
-                                k
-                            );
+                        prop_assert_eq!(Some(message.keys()), keys.as_deref());
+                        for k in message.keys() {
+                            prop_assert!(!held.contains(k), "key {:?} held twice (K-1)", k);
                             received.entry(k.clone()).or_default().push(id);
                         }
                         live.push(message);
                     }
-                    Err(TryRecvError::Conflicted) => {
-                        prop_assert!(deliverable.is_empty() && !reference.queue.is_empty());
+                    Err(e) => {
+                        let err = match e {
+                            TryRecvError::Empty => RecvErr::Empty,
+                            TryRecvError::Conflicted => RecvErr::Conflicted,
+                            TryRecvError::Disconnected => RecvErr::Disconnected,
+                        };
+                        step(&mut spec, &SpecOp::TryRecv, Ret::Received(Err(err)))?;
                     }
-                    Err(TryRecvError::Empty) => prop_assert!(reference.queue.is_empty()),
-                    Err(TryRecvError::Disconnected) => prop_assert!(false, "a sender is alive"),
                 }
             }
             Op::Release(i) | Op::IntoValue(i) => {
@@ -178,20 +139,19 @@ where
                     continue;
                 }
                 let message = live.remove(i % live.len());
-                for k in message.keys() {
-                    reference.held.remove(k);
-                }
+                let id = message.value().id as usize;
                 if let Op::IntoValue(_) = op {
                     let item = message.into_value();
                     prop_assert!(item.id < u32::MAX);
                 } else {
                     drop(message);
                 }
+                step(&mut spec, &SpecOp::Release(id), Ret::Unit)?;
             }
         }
         // K-6: the key table is empty whenever nothing is queued or held.
         let tracked = rx.tracked_keys();
-        if reference.queue.is_empty() && reference.held.is_empty() {
+        if spec.queue.is_empty() && spec.live.is_empty() {
             prop_assert_eq!(tracked, 0);
         }
         peak = peak.max(tracked);

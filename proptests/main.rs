@@ -10,6 +10,12 @@
 #[path = "../models/harness/mod.rs"]
 mod harness;
 mod support;
+/// The primitives' sequential specifications (`specs/<p>.rs`): one per
+/// primitive, shared by the property tests and the history checks.
+#[allow(dead_code)] // each target uses a different part
+mod specs {
+    include!(concat!(env!("OUT_DIR"), "/specs_modules.rs"));
+}
 
 #[global_allocator]
 static ALLOCATOR: support::allocations::Counting = support::allocations::Counting;

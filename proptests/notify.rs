@@ -1,4 +1,5 @@
-//! `Notify` against a sequential reference model: one permit, a queue of
+//! `Notify` against its sequential specification (`specs/notify.rs`, the
+//! one the models' histories are checked against): one permit, a queue of
 //! registered waiters (FIFO for `notify_one`, LIFO for `notify_last`), the
 //! generation `notify_waiters` advances, forwarding by dropped waiters, and
 //! which waker each notification wakes. Random sequences of create /
@@ -7,12 +8,13 @@
 //! every step: which futures are ready, and how many times each waker was
 //! woken.
 
-use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Context;
 
 use crate::harness::{counting_waker, WakeCount};
+use crate::specs::notify::{Notify as Spec, Op as SpecOp, Ret};
+use crate::support::step;
 use modelsync::notify::{Notified, Notify};
 use proptest::prelude::*;
 
@@ -45,147 +47,19 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Stage {
-    Init,
-    Waiting,
-    Done,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Notification {
-    Fifo,
-    Lifo,
-    All,
-}
-
-#[derive(Debug)]
-struct Future_ {
-    generation: usize,
-    stage: Stage,
-    waker: Option<usize>,
-    notified: Option<Notification>,
-}
-
-/// The sequential reference.
-#[derive(Debug, Default)]
-struct Model {
-    permit: bool,
-    generation: usize,
-    /// Registered, not yet notified, oldest first: (future id).
-    waiters: VecDeque<u64>,
-    futures: BTreeMap<u64, Future_>,
-    wakes: [usize; WAKERS],
-}
-
-impl Model {
-    fn create(&mut self, id: u64) {
-        self.futures.insert(
-            id,
-            Future_ {
-                generation: self.generation,
-                stage: Stage::Init,
-                waker: None,
-                notified: None,
-            },
-        );
-    }
-
-    /// Ready or not; `waker` is `None` for `enable`.
-    fn poll(&mut self, id: u64, waker: Option<usize>) -> bool {
-        let generation = self.generation;
-        let f = self.futures.get_mut(&id).unwrap();
-        match f.stage {
-            Stage::Done => true,
-            Stage::Init => {
-                // N-3: the generation first, then the permit.
-                if f.generation != generation {
-                    f.stage = Stage::Done;
-                } else if self.permit {
-                    self.permit = false;
-                    f.stage = Stage::Done;
-                } else {
-                    f.stage = Stage::Waiting;
-                    f.waker = waker;
-                    self.waiters.push_back(id);
-                }
-                f.stage == Stage::Done
-            }
-            Stage::Waiting => {
-                if f.notified.is_some() {
-                    f.stage = Stage::Done;
-                    f.waker = None;
-                    return true;
-                }
-                if waker.is_some() {
-                    f.waker = waker; // N-5: the latest waker replaces
-                }
-                false
-            }
-        }
-    }
-
-    fn notify(&mut self, lifo: bool) {
-        let chosen = if lifo {
-            self.waiters.pop_back()
-        } else {
-            self.waiters.pop_front()
-        };
-        match chosen {
-            None => self.permit = true,
-            Some(id) => {
-                let f = self.futures.get_mut(&id).unwrap();
-                f.notified = Some(if lifo {
-                    Notification::Lifo
-                } else {
-                    Notification::Fifo
-                });
-                if let Some(w) = f.waker.take() {
-                    self.wakes[w] += 1;
-                }
-            }
-        }
-    }
-
-    fn notify_waiters(&mut self) {
-        self.generation += 1;
-        for id in std::mem::take(&mut self.waiters) {
-            let f = self.futures.get_mut(&id).unwrap();
-            f.notified = Some(Notification::All);
-            if let Some(w) = f.waker.take() {
-                self.wakes[w] += 1;
-            }
-        }
-    }
-
-    fn drop_future(&mut self, id: u64) {
-        let f = self.futures.remove(&id).unwrap();
-        if f.stage != Stage::Waiting {
-            return;
-        }
-        match f.notified {
-            None => self.waiters.retain(|&w| w != id),
-            // N-4: a chosen, unconsumed notification is passed on.
-            Some(Notification::Fifo) => self.notify(false),
-            Some(Notification::Lifo) => self.notify(true),
-            Some(Notification::All) => {}
-        }
-    }
-}
-
 proptest! {
     #![proptest_config(crate::support::proptest_config(1024))]
 
-    /// Random operation sequences agree with the reference model after
-    /// every step: readiness of every poll and `enable`, and the wake count
-    /// of every waker.
+    /// Random operation sequences agree with the specification after
+    /// every step: readiness of every poll and `enable`, the wake count of
+    /// every waker, and the permit.
     ///
     /// Checks: N-1, N-2, N-3, N-4, N-5.
     #[test]
     fn matches_reference_model(ops in proptest::collection::vec(op(), 1..40)) {
         let notify = Notify::new();
         let (wakers, counts): (Vec<_>, Vec<WakeCount>) = (0..WAKERS).map(|_| counting_waker()).unzip();
-        let mut model = Model::default();
+        let mut spec = Spec::default();
         let mut futures: Vec<Option<(u64, Pin<Box<Notified<'_>>>)>> = (0..FUTURES).map(|_| None).collect();
         let mut next_id = 0u64;
         for op in ops {
@@ -193,57 +67,57 @@ proptest! {
                 Op::Create(slot) => {
                     if let Some((id, f)) = futures[slot].take() {
                         drop(f);
-                        model.drop_future(id);
+                        step(&mut spec, &SpecOp::Drop(id), Ret::Unit)?;
                     }
                     futures[slot] = Some((next_id, Box::pin(notify.notified())));
-                    model.create(next_id);
+                    step(&mut spec, &SpecOp::Create(next_id), Ret::Unit)?;
                     next_id += 1;
                 }
                 Op::Enable(slot) => {
                     let Some((id, f)) = futures[slot].as_mut() else { continue };
                     let ready = f.as_mut().enable();
-                    prop_assert_eq!(ready, model.poll(*id, None), "enable future {}", id);
+                    step(&mut spec, &SpecOp::Enable(*id), Ret::Ready(ready))?;
                 }
                 Op::Poll(slot, waker) => {
                     let Some((id, f)) = futures[slot].as_mut() else { continue };
                     let ready = f.as_mut().poll(&mut Context::from_waker(&wakers[waker])).is_ready();
-                    prop_assert_eq!(ready, model.poll(*id, Some(waker)), "poll future {}", id);
+                    step(&mut spec, &SpecOp::Poll(*id, waker), Ret::Ready(ready))?;
                 }
                 Op::Drop(slot) => {
                     if let Some((id, f)) = futures[slot].take() {
                         drop(f);
-                        model.drop_future(id);
+                        step(&mut spec, &SpecOp::Drop(id), Ret::Unit)?;
                     }
                 }
                 Op::NotifyOne => {
                     notify.notify_one();
-                    model.notify(false);
+                    step(&mut spec, &SpecOp::NotifyOne, Ret::Unit)?;
                 }
                 Op::NotifyLast => {
                     notify.notify_last();
-                    model.notify(true);
+                    step(&mut spec, &SpecOp::NotifyLast, Ret::Unit)?;
                 }
                 Op::NotifyWaiters => {
                     notify.notify_waiters();
-                    model.notify_waiters();
+                    step(&mut spec, &SpecOp::NotifyWaiters, Ret::Unit)?;
                 }
             }
             let wakes: Vec<usize> = counts.iter().map(WakeCount::get).collect();
-            prop_assert_eq!(&wakes[..], &model.wakes[..], "wake counts after {:?}", op);
-            prop_assert_eq!(notify.has_permit(), model.permit, "permit after {:?}", op);
+            prop_assert_eq!(&wakes[..], &spec.wakes[..WAKERS], "wake counts after {:?}", op);
+            prop_assert_eq!(notify.has_permit(), spec.permit, "permit after {:?}", op);
         }
         // Dropping the rest may forward notifications (N-4).
         for slot in futures.iter_mut() {
             if let Some((id, f)) = slot.take() {
                 drop(f);
-                model.drop_future(id);
+                step(&mut spec, &SpecOp::Drop(id), Ret::Unit)?;
             }
         }
         // At most one permit (N-1): a new future finds it exactly when the
-        // model holds it, and a second one does not.
+        // specification holds it, and a second one does not.
         let mut probe = Box::pin(notify.notified());
         let mut cx = Context::from_waker(&wakers[0]);
-        prop_assert_eq!(probe.as_mut().poll(&mut cx).is_ready(), model.permit);
+        prop_assert_eq!(probe.as_mut().poll(&mut cx).is_ready(), spec.permit);
         let mut second = Box::pin(notify.notified());
         prop_assert!(second.as_mut().poll(&mut cx).is_pending(), "a second permit was stored");
     }

@@ -1,38 +1,24 @@
 //! State-machine test of the oneshot channel's single-threaded behaviour
-//! against a sequential reference model: every operation's result, which
-//! waker is woken and how often, and that every value is dropped exactly
-//! once.
+//! against its sequential specification (`specs/oneshot.rs`, the one the
+//! models' histories are checked against): every operation's result,
+//! which waker is woken and how often, and that every value is dropped
+//! exactly once.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::harness::counting_waker as counting;
+use crate::specs::oneshot::{Oneshot, Op, Ret, TryRecv};
+use crate::support::step;
 use modelsync::oneshot::{self, error::TryRecvError};
 
 use crate::support::{panic_message, DropLog, Item};
 use proptest::prelude::*;
 
-#[derive(Debug, Clone, Copy)]
-enum Op {
-    Send,
-    DropSender,
-    /// Poll the receiver with waker 0 or 1 (a task change when it differs
-    /// from the last one).
-    PollRecv(usize),
-    TryRecv,
-    Close,
-    DropReceiver,
-    /// Poll `closed` with waker 0 or 1.
-    PollClosed(usize),
-    IsClosed,
-    IsEmpty,
-    IsTerminated,
-}
-
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        Just(Op::Send),
+        Just(Op::Send(0)),
         Just(Op::DropSender),
         (0..2usize).prop_map(Op::PollRecv),
         Just(Op::TryRecv),
@@ -45,46 +31,12 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The reference model: what each end has done, and which wakers wait.
-#[derive(Debug, Default)]
-struct Model {
-    sender_gone: bool,
-    sent: Option<u32>,
-    receiver_gone: bool,
-    receiver_closed: bool,
-    received: bool,
-    /// Which waker the receiver / the sender registered last, if any.
-    rx_waiting: Option<usize>,
-    tx_waiting: Option<usize>,
-    /// Wakes per waker.
-    rx_wakes: [usize; 2],
-    tx_wakes: [usize; 2],
-}
-
-impl Model {
-    fn closed_for_sender(&self) -> bool {
-        self.receiver_closed || self.receiver_gone
-    }
-    fn complete(&mut self) {
-        if let Some(waker) = self.rx_waiting {
-            self.rx_wakes[waker] += 1;
-        }
-    }
-    fn close(&mut self) {
-        if let Some(waker) = self
-            .tx_waiting
-            .filter(|_| !self.sender_gone && !self.receiver_closed)
-        {
-            self.tx_wakes[waker] += 1;
-        }
-        self.receiver_closed = true;
-    }
-}
-
 proptest! {
     #![proptest_config(crate::support::proptest_config(1024))]
 
-    /// Random sequences of operations on both ends agree with the model.
+    /// Random sequences of operations on both ends agree with the
+    /// specification after every step: each result, and each waker's wake
+    /// count.
     ///
     /// Checks: O-2, O-3, O-4, O-5, O-7.
     #[test]
@@ -92,38 +44,29 @@ proptest! {
         let mut log = DropLog::default();
         let (tx, rx) = oneshot::channel::<Item>();
         let (mut tx, mut rx) = (Some(tx), Some(rx));
-        let mut model = Model::default();
+        let mut spec = Oneshot::default();
         let (rx_wakers, rx_wakes): (Vec<_>, Vec<_>) = (0..2).map(|_| counting()).unzip();
         let (tx_wakers, tx_wakes): (Vec<_>, Vec<_>) = (0..2).map(|_| counting()).unzip();
 
         for op in ops {
-            match op {
-                Op::Send => {
+            let observed = match op {
+                Op::Send(_) => {
                     let Some(sender) = tx.take() else { continue };
                     let item = log.item();
-                    let id = item.id;
-                    let result = sender.send(item);
-                    model.sender_gone = true;
-                    if model.closed_for_sender() {
-                        let back = result.expect_err("send to a closed channel succeeded");
-                        prop_assert_eq!(back.id, id);
-                    } else {
-                        prop_assert!(result.is_ok(), "send to an open channel failed");
-                        model.sent = Some(id);
-                        model.complete();
-                    }
+                    let id = item.id as usize;
+                    let op = Op::Send(id);
+                    let result = sender.send(item).map_err(|back| back.id as usize);
+                    step(&mut spec, &op, Ret::Sent(result))?;
+                    check_wakes(&spec, &rx_wakes, &tx_wakes)?;
+                    continue;
                 }
                 Op::DropSender => {
-                    if tx.take().is_some() {
-                        model.sender_gone = true;
-                        if !model.closed_for_sender() {
-                            model.complete();
-                        }
-                    }
+                    if tx.take().is_none() { continue }
+                    Ret::Unit
                 }
                 Op::PollRecv(waker) => {
                     let Some(receiver) = rx.as_mut() else { continue };
-                    if model.received {
+                    if spec.terminated {
                         // Terminated, by a ready poll or by `try_recv`
                         // returning a value or `Closed`: polling panics (O-5).
                         let cx = &mut Context::from_waker(&rx_wakers[waker]);
@@ -133,79 +76,72 @@ proptest! {
                         prop_assert!(polled.is_err(), "a terminated receiver was polled without a panic");
                         continue;
                     }
-                    let poll = Pin::new(receiver).poll(&mut Context::from_waker(&rx_wakers[waker]));
-                    match (poll, model.sent, model.sender_gone || model.receiver_closed) {
-                        (Poll::Ready(Ok(item)), Some(id), _) => {
-                            prop_assert_eq!(item.id, id);
-                            model.received = true;
-                        }
-                        (Poll::Ready(Err(_)), None, true) => model.received = true,
-                        (Poll::Pending, None, false) => model.rx_waiting = Some(waker),
-                        (poll, sent, done) => prop_assert!(false, "poll gave {:?}; model sent={:?} done={}", poll.map(|r| r.map(|i| i.id)), sent, done),
+                    match Pin::new(receiver).poll(&mut Context::from_waker(&rx_wakers[waker])) {
+                        Poll::Ready(Ok(item)) => Ret::Recv(Some(Ok(item.id as usize))),
+                        Poll::Ready(Err(_)) => Ret::Recv(Some(Err(()))),
+                        Poll::Pending => Ret::Recv(None),
                     }
                 }
                 Op::TryRecv => {
                     let Some(receiver) = rx.as_mut() else { continue };
-                    let got = receiver.try_recv().map(|item| item.id);
-                    let expected = if model.received {
-                        Err(TryRecvError::Closed)
-                    } else if let Some(id) = model.sent {
-                        model.received = true;
-                        Ok(id)
-                    } else if model.sender_gone || model.receiver_closed {
-                        model.received = true;
-                        Err(TryRecvError::Closed)
-                    } else {
-                        Err(TryRecvError::Empty)
-                    };
-                    prop_assert_eq!(got, expected);
+                    Ret::TryRecv(match receiver.try_recv() {
+                        Ok(item) => Ok(item.id as usize),
+                        Err(TryRecvError::Empty) => Err(TryRecv::Empty),
+                        Err(TryRecvError::Closed) => Err(TryRecv::Closed),
+                    })
                 }
                 Op::Close => {
                     let Some(receiver) = rx.as_mut() else { continue };
                     receiver.close();
-                    if !(model.received || model.sent.is_some() || model.sender_gone) {
-                        model.close();
-                    } else if !model.received {
-                        model.receiver_closed = true;
-                    }
+                    Ret::Unit
                 }
                 Op::DropReceiver => {
-                    if rx.take().is_some() {
-                        if !model.received && model.sent.is_none() && !model.sender_gone {
-                            model.close();
-                        }
-                        model.receiver_gone = true;
-                    }
+                    if rx.take().is_none() { continue }
+                    Ret::Unit
                 }
                 Op::PollClosed(waker) => {
                     let Some(sender) = tx.as_mut() else { continue };
-                    let poll = sender.poll_closed(&mut Context::from_waker(&tx_wakers[waker]));
-                    prop_assert_eq!(poll.is_ready(), model.closed_for_sender());
-                    if poll.is_pending() {
-                        model.tx_waiting = Some(waker);
-                    }
+                    Ret::Bool(sender.poll_closed(&mut Context::from_waker(&tx_wakers[waker])).is_ready())
                 }
                 Op::IsClosed => {
                     let Some(sender) = tx.as_ref() else { continue };
-                    prop_assert_eq!(sender.is_closed(), model.closed_for_sender());
+                    Ret::Bool(sender.is_closed())
                 }
                 Op::IsEmpty => {
                     let Some(receiver) = rx.as_ref() else { continue };
-                    // A value is waiting iff it was sent and not received
-                    // (a close after the send leaves it receivable).
-                    prop_assert_eq!(receiver.is_empty(), model.received || model.sent.is_none());
+                    Ret::Bool(receiver.is_empty())
                 }
                 Op::IsTerminated => {
                     let Some(receiver) = rx.as_ref() else { continue };
-                    prop_assert_eq!(receiver.is_terminated(), model.received);
+                    Ret::Bool(receiver.is_terminated())
                 }
-            }
-            prop_assert_eq!([rx_wakes[0].get(), rx_wakes[1].get()], model.rx_wakes, "receiver wakes");
-            prop_assert_eq!([tx_wakes[0].get(), tx_wakes[1].get()], model.tx_wakes, "sender wakes");
+                Op::Recv | Op::Closed => unreachable!("not drawn: they block"),
+            };
+            step(&mut spec, &op, observed)?;
+            check_wakes(&spec, &rx_wakes, &tx_wakes)?;
         }
         drop((tx, rx));
         prop_assert_eq!(log.each_dropped_once(), Ok(()), "every value dropped exactly once");
     }
+}
+
+/// Each waker was woken as often as the specification says.
+fn check_wakes(
+    spec: &Oneshot,
+    rx_wakes: &[crate::harness::WakeCount],
+    tx_wakes: &[crate::harness::WakeCount],
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(
+        [rx_wakes[0].get(), rx_wakes[1].get()],
+        spec.rx.wakes,
+        "receiver wakes"
+    );
+    prop_assert_eq!(
+        [tx_wakes[0].get(), tx_wakes[1].get()],
+        spec.tx.wakes,
+        "sender wakes"
+    );
+    Ok(())
 }
 
 /// Polling a receiver after it completed panics with a message, whether

@@ -1,8 +1,12 @@
-//! The parker's permit against a one-bit reference model, and its timeouts
-//! on real time (loom and shuttle do not model time, so P-5 lives here).
+//! The parker's permit against its sequential specification
+//! (`specs/park.rs`: one bit, the one the models' histories are checked
+//! against), and its timeouts on real time (loom and shuttle do not model
+//! time, so P-5 lives here).
 
 use std::time::{Duration, Instant};
 
+use crate::specs::park::{Op as SpecOp, Parker as Spec, Ret};
+use crate::support::step;
 use modelsync::park::Parker;
 use proptest::prelude::*;
 
@@ -29,38 +33,39 @@ fn op() -> impl Strategy<Value = Op> {
 proptest! {
     #![proptest_config(crate::support::proptest_config(512))]
 
-    /// Random unparks and parks agree with a one-bit permit: any number of
-    /// unparks store one permit, and every park consumes it.
+    /// Random unparks and parks agree with the specification's one-bit
+    /// permit: any number of unparks store one permit, and every park
+    /// consumes it.
     ///
     /// Checks: P-2, P-5.
     #[test]
     fn matches_reference_model(ops in proptest::collection::vec(op(), 1..40)) {
         let parker = Parker::new();
         let unparker = parker.unparker().clone();
-        let mut permit = false;
+        let mut spec = Spec::default();
         for op in ops {
             match op {
                 Op::Unpark => {
                     unparker.unpark();
-                    permit = true;
+                    step(&mut spec, &SpecOp::Unpark, Ret::Unit)?;
                 }
                 Op::ParkTimeoutZero => {
                     parker.park_timeout(Duration::ZERO);
-                    permit = false;
+                    step(&mut spec, &SpecOp::ParkTimeout, Ret::Unit)?;
                 }
                 Op::ParkDeadlineNow => {
                     parker.park_deadline(Instant::now());
-                    permit = false;
+                    step(&mut spec, &SpecOp::ParkTimeout, Ret::Unit)?;
                 }
                 Op::ParkWithPermit => {
-                    if !permit {
-                        continue;
+                    if !spec.permit {
+                        continue; // it would wait: the specification has no outcome
                     }
                     parker.park();
-                    permit = false;
+                    step(&mut spec, &SpecOp::Park, Ret::Unit)?;
                 }
             }
-            prop_assert_eq!(parker.has_permit(), permit, "after {:?}", op);
+            step(&mut spec, &SpecOp::HasPermit, Ret::Bool(parker.has_permit()))?;
         }
     }
 }

@@ -1,5 +1,6 @@
 //! State-machine tests of the run queue's single-threaded operations against
-//! a sequential reference model built on `VecDeque`.
+//! its sequential specification (`specs/queue.rs`, the one the models'
+//! histories are checked against), stepped as one thread runs it.
 //!
 //! Two rings (A and B) and one inject queue are driven by a random sequence
 //! of pushes, pops, steals in both directions and inject pops. After every
@@ -8,9 +9,9 @@
 //! one it returns are all compared by identity. Indices start at a random
 //! value, often just before `u32::MAX`, so wraparound is crossed.
 
-use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::specs::queue::{Op as SpecOp, Queue, Ret};
 use crate::support::{panic_message, DropLog, Item};
 use modelsync::queue::{Inject, Local};
 use proptest::prelude::*;
@@ -60,44 +61,20 @@ fn start_index() -> impl Strategy<Value = u32> {
     prop_oneof![Just(0), (0u32..64).prop_map(|k| u32::MAX - k), any::<u32>()]
 }
 
-/// The sequential reference: what each queue holds, oldest first.
-#[derive(Debug)]
-struct Model {
-    capacity: [usize; 2],
-    rings: [VecDeque<u32>; 2],
-    inject: VecDeque<u32>,
-}
-
-impl Model {
-    /// a push into a full ring moves the oldest half, then the new
-    /// item, to the inject queue.
-    fn push(&mut self, ring: Ring, id: u32) {
-        let r = ring.index();
-        if self.rings[r].len() == self.capacity[r] {
-            let half = self.capacity[r] / 2;
-            let moved: Vec<u32> = self.rings[r].drain(..half).collect();
-            self.inject.extend(moved);
-            self.inject.push_back(id);
-        } else {
-            self.rings[r].push_back(id);
-        }
-    }
-
-    /// a steal takes half of the victim's items rounded up, limited to
-    /// the destination's room plus the one it returns; it returns the last
-    /// item taken and appends the others to the destination in order.
-    fn steal(&mut self, from: Ring) -> Option<u32> {
-        let (src, dst) = (from.index(), from.other().index());
-        let available = self.rings[src].len();
-        let room = self.capacity[dst] - self.rings[dst].len();
-        let count = (available - available / 2).min(room + 1);
-        if count == 0 {
-            return None;
-        }
-        let mut taken: Vec<u32> = self.rings[src].drain(..count).collect();
-        let returned = taken.pop();
-        self.rings[dst].extend(taken);
-        returned
+/// The specification (`specs/queue.rs`) stepped as a single thread runs
+/// it: every push and steal deterministic (no steal is ever in progress
+/// beside another operation). Returns the item an operation returned.
+fn apply(spec: &mut Queue, op: SpecOp) -> Option<u32> {
+    use crate::harness::linearizability::Spec;
+    let (ret, next) = spec.sequential(&op);
+    assert!(
+        spec.outcomes(&op).contains(&(ret.clone(), next.clone())),
+        "the sequential outcome of {op:?} is not one the specification allows"
+    );
+    *spec = next;
+    match ret {
+        Ret::Item(item) => item.map(|i| i as u32),
+        Ret::Unit => None,
     }
 }
 
@@ -141,11 +118,7 @@ proptest! {
     ) {
         let mut log = DropLog::default();
         let capacity = [1usize << cap_log2[0], 1usize << cap_log2[1]];
-        let mut model = Model {
-            capacity,
-            rings: [VecDeque::new(), VecDeque::new()],
-            inject: VecDeque::new(),
-        };
+        let mut model = Queue::new([capacity[0], capacity[1], 2]);
         let inject = Inject::new();
         let mut rings = [
             Local::with_capacity_at_index(capacity[0], start[0]),
@@ -159,22 +132,23 @@ proptest! {
                     let item = log.item();
                     let id = item.id;
                     rings[r.index()].push_back(item, &inject);
-                    model.push(r, id);
+                    apply(&mut model, SpecOp::Push(r.index(), id as usize));
                 }
                 Op::Pop(r) => {
                     let got = rings[r.index()].pop().map(|i| i.id);
-                    prop_assert_eq!(got, model.rings[r.index()].pop_front(), "pop {:?}", r);
+                    prop_assert_eq!(got, apply(&mut model, SpecOp::Pop(r.index())), "pop {:?}", r);
                     delivered.extend(got);
                 }
                 Op::Steal(from) => {
                     let stealer = rings[from.index()].stealer();
                     let got = stealer.steal_into(&mut rings[from.other().index()]).map(|i| i.id);
-                    prop_assert_eq!(got, model.steal(from), "steal from {:?}", from);
+                    let steal = SpecOp::Steal { from: from.index(), into: from.other().index() };
+                    prop_assert_eq!(got, apply(&mut model, steal), "steal from {:?}", from);
                     delivered.extend(got);
                 }
                 Op::InjectPop => {
                     let got = inject.pop().map(|i| i.id);
-                    prop_assert_eq!(got, model.inject.pop_front(), "inject pop");
+                    prop_assert_eq!(got, apply(&mut model, SpecOp::InjectPop), "inject pop");
                     delivered.extend(got);
                 }
             }
@@ -193,10 +167,11 @@ proptest! {
 
         // Contents in order, then drop everything still queued.
         for r in [Ring::A, Ring::B] {
-            let ids = contents(&mut rings[r.index()], &inject);
+            let ids: Vec<usize> = contents(&mut rings[r.index()], &inject).into_iter().map(|i| i as usize).collect();
             prop_assert_eq!(ids, Vec::from(model.rings[r.index()].clone()));
         }
-        prop_assert_eq!(inject_contents(&inject), Vec::from(model.inject.clone()));
+        let injected: Vec<usize> = inject_contents(&inject).into_iter().map(|i| i as usize).collect();
+        prop_assert_eq!(injected, Vec::from(model.inject.clone()));
         drop(rings);
         drop(inject);
 

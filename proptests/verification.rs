@@ -411,7 +411,9 @@ fn every_primitive_has_its_files_and_sections() {
     for folder in ["models", "proptests", "benches"] {
         for (stem, path) in modules_of(folder) {
             let known = primitives().iter().any(|(p, _)| *p == stem);
-            let belongs = known || (folder == "proptests" && stem == "verification");
+            let belongs = known
+                || (folder == "proptests"
+                    && ["verification", "linearizability"].contains(&stem.as_str()));
             if !belongs {
                 errors.push(format!("{path} belongs to no primitive in src/"));
             }

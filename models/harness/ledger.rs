@@ -51,6 +51,12 @@ impl Ledger {
         self.log.lock().unwrap().delivered.push(item.id);
     }
 
+    /// Records that item `id` reached a consumer that keeps it (a keyed
+    /// message holds its value until it is dropped).
+    pub fn delivered_id(&self, id: usize) {
+        self.log.lock().unwrap().delivered.push(id);
+    }
+
     /// Ids delivered so far.
     pub fn delivered(&self) -> Vec<usize> {
         self.log.lock().unwrap().delivered.clone()

@@ -41,6 +41,9 @@
 
 mod handoff;
 mod ledger;
+pub mod linearizability;
+pub mod recorder;
+pub mod scenario;
 mod wakers;
 
 #[allow(unused_imports)] // not every target hands off plain values
@@ -249,6 +252,46 @@ impl Model {
         self.preemption_bound(bound)
     }
 
+    /// The model's name (`queue::basic`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Prints a result line for a run made elsewhere (generated scenarios:
+    /// `scenario.rs`), with `counts` as its declared interleavings, and
+    /// fails, as [`check`](Self::check) does, if one of them is zero under
+    /// loom or shuttle. `extra` is appended to the setting.
+    pub fn report(
+        self,
+        setting: &str,
+        executions: usize,
+        elapsed: std::time::Duration,
+        counts: &[(&'static str, usize)],
+        extra: &str,
+    ) {
+        let backend = modelsync::sync::BACKEND;
+        let mut setting = format!("{setting}{extra}");
+        if cfg!(modelsync_loads_as_rmw) {
+            setting = format!("accesses=all-read-modify-write {setting}");
+        }
+        let reached: Vec<String> = counts.iter().map(|(n, c)| format!("{n}={c}")).collect();
+        emit(&format!(
+            "model {} backend={backend} {setting} executions={executions} time={:.2}s reached[{}]",
+            self.name,
+            elapsed.as_secs_f64(),
+            reached.join(" "),
+        ));
+        if backend != "std" {
+            for (what, count) in counts {
+                assert!(
+                    *count > 0,
+                    "model {}: no execution reached `{what}` ({setting}); the model is vacuous for it",
+                    self.name
+                );
+            }
+        }
+    }
+
     /// Runs `scenario` under the active backend, prints the result line and
     /// fails if any declared interleaving was never reached (loom and
     /// shuttle only).
@@ -290,15 +333,7 @@ impl Model {
             elapsed.as_secs_f64(),
             reached.join(" "),
         );
-        let _ = writeln!(std::io::stderr(), "{line}");
-        if let Ok(path) = std::env::var("MODELSYNC_REPORT") {
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .unwrap_or_else(|e| panic!("cannot open MODELSYNC_REPORT={path}: {e}"));
-            writeln!(file, "{line}").expect("write MODELSYNC_REPORT");
-        }
+        emit(&line);
 
         if backend != "std" {
             for r in &self.reaches {
@@ -310,6 +345,110 @@ impl Model {
                 );
             }
         }
+    }
+}
+
+/// Prints a result line to stderr and, with `MODELSYNC_REPORT=<file>`,
+/// appends it there.
+fn emit(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+    if let Ok(path) = std::env::var("MODELSYNC_REPORT") {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("cannot open MODELSYNC_REPORT={path}: {e}"));
+        writeln!(file, "{line}").expect("write MODELSYNC_REPORT");
+    }
+}
+
+/// The build's backend name, as result lines print it.
+pub fn backend_name() -> &'static str {
+    modelsync::sync::BACKEND
+}
+
+/// Runs `body` under the build's backend for a generated scenario. Under
+/// loom each attempt explores at most `max_executions` executions (a
+/// budget in executions, not time, so that the outcome is the same on
+/// every machine): complete if that finishes it, else the highest bound
+/// from 3 down that does (`reset` clears the caller's counts before each
+/// attempt). Returns the loom bound it finished at (`None`: complete, or
+/// not loom). A numeric `LOOM_MAX_PREEMPTIONS` is the highest bound tried
+/// (the mutation runs ask for 2), within the same budget.
+pub fn explore_within(
+    body: Arc<dyn Fn() + Send + Sync>,
+    max_executions: usize,
+    reset: impl Fn(),
+) -> Option<usize> {
+    assert_overflow_checks();
+    #[cfg(loom)]
+    {
+        // A numeric override is the highest bound tried; `none` (the
+        // nightly's) is the default.
+        let attempts: Vec<Option<usize>> = match loom_settings().bound_override {
+            Some(Some(asked)) => (0..=asked).rev().map(Some).collect(),
+            _ => vec![None, Some(3), Some(2), Some(1), Some(0)],
+        };
+        let ran = Arc::new(AtomicUsize::new(0));
+        let counted: Arc<dyn Fn() + Send + Sync> = {
+            let ran = ran.clone();
+            Arc::new(move || {
+                ran.fetch_add(1, Relaxed);
+                body()
+            })
+        };
+        for bound in attempts {
+            reset();
+            ran.store(0, Relaxed);
+            let mut builder = loom::model::Builder::new();
+            builder.preemption_bound = bound;
+            builder.max_permutations = Some(max_executions);
+            // loom checks the budget only every `checkpoint_interval`
+            // executions.
+            builder.checkpoint_interval = max_executions;
+            builder.max_duration = None;
+            let run = counted.clone();
+            builder.check(move || run());
+            // Exactly the budget may be a complete run that size: counted
+            // as out of budget, the same on every machine.
+            if ran.load(Relaxed) < max_executions {
+                return bound;
+            }
+        }
+        panic!("a generated scenario finishes at no bound (not even 0) within {max_executions} executions");
+    }
+    #[cfg(not(loom))]
+    {
+        let _ = (max_executions, &reset);
+        let counters = Counters {
+            executions: Arc::new(AtomicUsize::new(0)),
+            reaches: Vec::new(),
+        };
+        run(None, None, &counters, body);
+        None
+    }
+}
+
+/// The setting a shuttle or std run uses, as its result line prints it.
+pub fn backend_setting() -> String {
+    if cfg!(shuttle) {
+        format!(
+            "seed={} iters={} pct_depth={}",
+            env_parse::<u64>("SHUTTLE_RANDOM_SEED", "a decimal u64").unwrap_or(24301),
+            env_parse::<usize>("MODELSYNC_SHUTTLE_ITERS", "a number").unwrap_or(1000),
+            env_parse::<usize>("MODELSYNC_SHUTTLE_PCT_DEPTH", "a number").unwrap_or(3),
+        )
+    } else if cfg!(loom) {
+        "preemption_bound=none".to_string()
+    } else {
+        format!(
+            "stress_iters={}",
+            env_parse::<usize>("MODELSYNC_STRESS_ITERS", "a number").unwrap_or(if cfg!(miri) {
+                2
+            } else {
+                200
+            })
+        )
     }
 }
 

@@ -65,6 +65,33 @@ pub fn proptest_config(cases: u32) -> proptest::prelude::ProptestConfig {
     }
 }
 
+/// Steps a specification by an operation the real primitive just ran:
+/// fails (naming the operation, what it returned and what the
+/// specification allowed) unless `observed` is one of the specification's
+/// outcomes, and moves `state` to the first outcome with that return.
+/// What the property tests compare step by step, with the specifications
+/// the history checks use.
+pub fn step<S: crate::harness::linearizability::Spec>(
+    state: &mut S,
+    op: &S::Op,
+    observed: S::Ret,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    match state.after(op, &observed).into_iter().next() {
+        Some(next) => {
+            *state = next;
+            Ok(())
+        }
+        None => Err(proptest::test_runner::TestCaseError::fail(format!(
+            "{op:?} returned {observed:?}; the specification allows {:?} in {state:?}",
+            state
+                .outcomes(op)
+                .iter()
+                .map(|(r, _)| r)
+                .collect::<Vec<_>>()
+        ))),
+    }
+}
+
 /// The message of a caught panic.
 pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     payload

@@ -1,0 +1,454 @@
+//! Records one execution's history for the linearizability check
+//! (`linearizability.rs`): each operation's call and return, and the
+//! events that order operations of different threads.
+//!
+//! # Which order is "before"
+//!
+//! Linearizability keeps every operation after the operations that
+//! completed before it began. What "before" may mean depends on what the
+//! backend runs:
+//!
+//! | build | order | why it is sound |
+//! |---|---|---|
+//! | shuttle | real time: the recorder's clock | one thread runs at a time, and every access is sequentially consistent: a return earlier on the clock is visible to every later call |
+//! | std (real threads) | real time: the recorder's clock | the clock is a `SeqCst` read-modify-write at every call and return, so a return earlier on it happens-before every later call |
+//! | loom audit (`modelsync_loads_as_rmw`) | real time: the recorder's clock | every atomic access is a read-modify-write, which reads the latest value: no access reads a value older than one the clock says was written before |
+//! | loom | happens-before the recorder can see: program order, spawn and join, and the scenario's hand-offs | loom's weak memory lets a load read a value that an earlier (on the clock) store has already replaced, when nothing orders the two: real time would call such a run non-linearizable though no thread could tell |
+//!
+//! Under loom the clock still orders the printed history; only the
+//! precedence is happens-before. A real-time promise between threads is
+//! checked there through a hand-off (one thread waits for another's
+//! operation to return before it calls its own: `scenario.rs`), which is
+//! also how a user would rely on it.
+//!
+//! # Recording changes nothing
+//!
+//! The log and the clock are std types, outside the model: no scheduling
+//! point, no synchronisation that loom or shuttle could see. (Under std the
+//! clock's read-modify-writes do order real threads; stress runs check
+//! real-time order, not memory orderings, which are loom's job.) A call is
+//! recorded just before the operation's first access and a return just
+//! after its last, with no scheduling point in between, so under loom and
+//! shuttle the clock gives the order of the operations' accesses.
+//! `harness::recording_changes_no_execution` runs a scenario with and
+//! without recording and compares the executions.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+
+use super::linearizability::{check, History, Operation, Spec, MAX_OPERATIONS};
+
+/// What "before" means in a history (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precedence {
+    /// `a` before `b` iff `a` returned before `b` was called, on the
+    /// recorder's clock.
+    RealTime,
+    /// `a` before `b` iff `a`'s return happens-before `b`'s call through
+    /// program order, spawn and join, and hand-offs.
+    HappensBefore,
+}
+
+/// This build's precedence (see the module documentation).
+pub const PRECEDENCE: Precedence = if cfg!(loom) && !cfg!(modelsync_loads_as_rmw) {
+    Precedence::HappensBefore
+} else {
+    Precedence::RealTime
+};
+
+enum Event {
+    Call { op: usize, thread: usize },
+    Return { op: usize, thread: usize },
+    Fork { parent: usize, child: usize },
+    Join { parent: usize, child: usize },
+    Signal { handoff: usize, thread: usize },
+    Wait { handoff: usize, thread: usize },
+}
+
+struct Log<S: Spec> {
+    ops: Vec<Operation<S>>,
+    /// With their clock readings.
+    events: Vec<(u64, Event)>,
+}
+
+struct Shared<S: Spec> {
+    /// Off: nothing is recorded or checked (to show that recording changes
+    /// no execution: `oneshot::recording_changes_no_execution`).
+    enabled: bool,
+    initial: S,
+    clock: AtomicU64,
+    log: Mutex<Log<S>>,
+}
+
+/// One execution's recorder; [`Recorder::thread`] hands each thread its
+/// end of it.
+pub struct Recorder<S: Spec> {
+    shared: Arc<Shared<S>>,
+}
+
+/// A thread's end of a [`Recorder`].
+pub struct ThreadRecorder<S: Spec> {
+    shared: Arc<Shared<S>>,
+    thread: usize,
+}
+
+impl<S: Spec> Clone for ThreadRecorder<S> {
+    fn clone(&self) -> Self {
+        ThreadRecorder {
+            shared: self.shared.clone(),
+            thread: self.thread,
+        }
+    }
+}
+
+/// An operation called and not yet returned.
+#[must_use = "record the return with `returned`, or let it go unreturned with `abandoned`"]
+pub struct Call {
+    op: usize,
+}
+
+thread_local! {
+    /// Histories checked on this thread (the test's, where every backend
+    /// runs a scenario's last part): the model harness reports the count.
+    static CHECKED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Histories checked on this thread so far.
+pub fn histories_checked() -> usize {
+    CHECKED.with(Cell::get)
+}
+
+impl<S: Spec> Recorder<S> {
+    /// A recorder for a history that starts from `initial`.
+    pub fn new(initial: S) -> Self {
+        Self::with(initial, true)
+    }
+
+    /// A recorder that records and checks nothing.
+    pub fn off(initial: S) -> Self {
+        Self::with(initial, false)
+    }
+
+    fn with(initial: S, enabled: bool) -> Self {
+        Recorder {
+            shared: Arc::new(Shared {
+                enabled,
+                initial,
+                clock: AtomicU64::new(0),
+                log: Mutex::new(Log {
+                    ops: Vec::new(),
+                    events: Vec::new(),
+                }),
+            }),
+        }
+    }
+
+    /// Thread `thread`'s end (0 is the thread that runs the scenario; the
+    /// number is its column in a printed history).
+    pub fn thread(&self, thread: usize) -> ThreadRecorder<S> {
+        ThreadRecorder {
+            shared: self.shared.clone(),
+            thread,
+        }
+    }
+
+    /// The history so far, with this build's precedence.
+    pub fn history(&self) -> History<S> {
+        self.history_by(PRECEDENCE)
+    }
+
+    /// The history so far, with `precedence`.
+    pub fn history_by(&self, precedence: Precedence) -> History<S> {
+        let log = self.shared.log.lock().unwrap();
+        let ops = log.ops.clone();
+        let initial = self.shared.initial.clone();
+        let mut history = match precedence {
+            Precedence::RealTime => History::real_time(initial, ops),
+            Precedence::HappensBefore => History::with_order(
+                initial,
+                ops,
+                happens_before(&log),
+                "happens-before (program order, spawn and join, hand-offs)",
+            ),
+        };
+        history.marks = log
+            .events
+            .iter()
+            .filter_map(|(at, event)| match *event {
+                Event::Fork { parent, child } => {
+                    Some((*at, parent, format!("spawns thread {child}")))
+                }
+                Event::Join { parent, child } => {
+                    Some((*at, parent, format!("joined thread {child}")))
+                }
+                Event::Signal { handoff, thread } => {
+                    Some((*at, thread, format!("hands off #{handoff}")))
+                }
+                Event::Wait { handoff, thread } => {
+                    Some((*at, thread, format!("took hand-off #{handoff}")))
+                }
+                Event::Call { .. } | Event::Return { .. } => None,
+            })
+            .collect();
+        history
+    }
+
+    /// Checks the history; panics with the failure report if it is not
+    /// linearizable. Returns whether the linearization found differs from
+    /// the order of the calls (the run interleaved operations in a way that
+    /// mattered).
+    pub fn check(&self) -> bool {
+        if !self.shared.enabled {
+            return false;
+        }
+        let history = self.history();
+        CHECKED.with(|c| c.set(c.get() + 1));
+        match check(&history) {
+            Ok(found) => {
+                let mut by_call: Vec<usize> = (0..history.ops.len()).collect();
+                by_call.sort_by_key(|&i| history.ops[i].called);
+                by_call.retain(|i| found.0.contains(i));
+                found.0 != by_call
+            }
+            Err(failure) => panic!("{failure}"),
+        }
+    }
+}
+
+impl<S: Spec> ThreadRecorder<S> {
+    fn tick(&self) -> u64 {
+        // SeqCst read-modify-write: under std, what orders real threads'
+        // calls and returns (see the module documentation).
+        self.shared.clock.fetch_add(1, SeqCst)
+    }
+
+    /// The thread's number: its column in a printed history.
+    pub fn thread_index(&self) -> usize {
+        self.thread
+    }
+
+    /// Records a call of `op`, now.
+    pub fn call(&self, op: S::Op) -> Call {
+        if !self.shared.enabled {
+            return Call { op: usize::MAX };
+        }
+        let mut log = self.shared.log.lock().unwrap();
+        let at = self.tick();
+        let index = log.ops.len();
+        assert!(
+            index < MAX_OPERATIONS,
+            "more than {MAX_OPERATIONS} operations in one history"
+        );
+        log.ops.push(Operation {
+            thread: self.thread,
+            op,
+            ret: None,
+            called: at,
+            returned: None,
+        });
+        log.events.push((
+            at,
+            Event::Call {
+                op: index,
+                thread: self.thread,
+            },
+        ));
+        Call { op: index }
+    }
+
+    /// Records that `call` returned `ret`, now.
+    pub fn returned(&self, call: Call, ret: S::Ret) {
+        if !self.shared.enabled {
+            return;
+        }
+        let mut log = self.shared.log.lock().unwrap();
+        let at = self.tick();
+        let op = &mut log.ops[call.op];
+        op.ret = Some(ret);
+        op.returned = Some(at);
+        log.events.push((
+            at,
+            Event::Return {
+                op: call.op,
+                thread: self.thread,
+            },
+        ));
+    }
+
+    /// `call` will not return (it was cancelled): it stays unreturned.
+    pub fn abandoned(&self, call: Call) {
+        let _ = call;
+    }
+
+    /// Records `op` around `f`: the call just before, the return (as `ret`
+    /// maps `f`'s result) just after.
+    pub fn op<T>(&self, op: S::Op, f: impl FnOnce() -> T, ret: impl FnOnce(&T) -> S::Ret) -> T {
+        let call = self.call(op);
+        let result = f();
+        self.returned(call, ret(&result));
+        result
+    }
+
+    /// This thread is about to spawn thread `child`: what it did so far
+    /// happens-before everything `child` does.
+    pub fn fork(&self, child: usize) {
+        self.event(|_| Event::Fork {
+            parent: self.thread,
+            child,
+        });
+    }
+
+    /// This thread has joined thread `child`.
+    pub fn join(&self, child: usize) {
+        self.event(|_| Event::Join {
+            parent: self.thread,
+            child,
+        });
+    }
+
+    /// This thread releases hand-off `handoff` (after its operation).
+    pub fn signal(&self, handoff: usize) {
+        self.event(|_| Event::Signal {
+            handoff,
+            thread: self.thread,
+        });
+    }
+
+    /// This thread has acquired hand-off `handoff` (before its next
+    /// operation).
+    pub fn waited(&self, handoff: usize) {
+        self.event(|_| Event::Wait {
+            handoff,
+            thread: self.thread,
+        });
+    }
+
+    fn event(&self, make: impl FnOnce(u64) -> Event) {
+        if !self.shared.enabled {
+            return;
+        }
+        let mut log = self.shared.log.lock().unwrap();
+        let at = self.tick();
+        log.events.push((at, make(at)));
+    }
+}
+
+/// A thread spawned with [`ThreadRecorder::spawn`]: joining it records the
+/// join.
+pub struct Spawned<S: Spec, T> {
+    handle: modelsync::sync::thread::JoinHandle<T>,
+    parent: ThreadRecorder<S>,
+    child: usize,
+}
+
+impl<S: Spec, T> Spawned<S, T> {
+    /// Joins the thread, recording the join on the spawning thread.
+    pub fn join(self) -> std::thread::Result<T> {
+        let joined = self.handle.join();
+        self.parent.join(self.child);
+        joined
+    }
+}
+
+impl<S: Spec + Send + Sync + 'static> ThreadRecorder<S>
+where
+    S::Op: Send + Sync,
+    S::Ret: Send + Sync,
+{
+    /// Spawns `f` on a backend thread that is thread `child` of the
+    /// history, recording the spawn: everything this thread recorded so far
+    /// happens-before everything `f` records. What the hand-written models
+    /// use, so that their histories are checked too.
+    pub fn spawn<T: Send + 'static>(
+        &self,
+        child: usize,
+        f: impl FnOnce(ThreadRecorder<S>) -> T + Send + 'static,
+    ) -> Spawned<S, T> {
+        self.fork(child);
+        let rec = ThreadRecorder {
+            shared: self.shared.clone(),
+            thread: child,
+        };
+        Spawned {
+            handle: modelsync::sync::thread::spawn(move || f(rec)),
+            parent: self.clone(),
+            child,
+        }
+    }
+}
+
+/// For each operation, the operations that happen-before its call, by
+/// vector clocks over the recorded events: program order, fork, join and
+/// hand-offs.
+fn happens_before<S: Spec>(log: &Log<S>) -> Vec<u128> {
+    let mut events: Vec<&(u64, Event)> = log.events.iter().collect();
+    events.sort_by_key(|(at, _)| *at);
+    let threads = 1 + events
+        .iter()
+        .map(|(_, e)| match *e {
+            Event::Call { thread, .. }
+            | Event::Return { thread, .. }
+            | Event::Signal { thread, .. }
+            | Event::Wait { thread, .. } => thread,
+            Event::Fork { parent, child } | Event::Join { parent, child } => parent.max(child),
+        })
+        .max()
+        .unwrap_or(0);
+    // clocks[t][u]: how many of thread u's operations returned before
+    // thread t's present, as far as t can know.
+    let mut clocks = vec![vec![0u32; threads]; threads];
+    let mut handoffs: Vec<Option<Vec<u32>>> = Vec::new();
+    // Per operation: its thread's count of returns once it returned (its
+    // "timestamp" in its thread), and the clock at its call.
+    let mut returned_as = vec![0u32; log.ops.len()];
+    let mut called_at: Vec<Vec<u32>> = vec![Vec::new(); log.ops.len()];
+    let join = |into: &mut Vec<u32>, from: &[u32]| {
+        for (a, b) in into.iter_mut().zip(from) {
+            *a = (*a).max(*b);
+        }
+    };
+    for (_, event) in events {
+        match *event {
+            Event::Call { op, thread } => called_at[op] = clocks[thread].clone(),
+            Event::Return { op, thread } => {
+                clocks[thread][thread] += 1;
+                returned_as[op] = clocks[thread][thread];
+            }
+            Event::Fork { parent, child } => clocks[child] = clocks[parent].clone(),
+            Event::Join { parent, child } => {
+                let child = clocks[child].clone();
+                join(&mut clocks[parent], &child);
+            }
+            Event::Signal { handoff, thread } => {
+                if handoffs.len() <= handoff {
+                    handoffs.resize(handoff + 1, None);
+                }
+                handoffs[handoff] = Some(clocks[thread].clone());
+            }
+            Event::Wait { handoff, thread } => {
+                let from = handoffs
+                    .get(handoff)
+                    .cloned()
+                    .flatten()
+                    .expect("a hand-off waited for before it was signalled");
+                join(&mut clocks[thread], &from);
+            }
+        }
+    }
+    (0..log.ops.len())
+        .map(|b| {
+            (0..log.ops.len()).fold(0u128, |set, a| {
+                let op = &log.ops[a];
+                let known = op.returned.is_some()
+                    && a != b
+                    && called_at[b].get(op.thread).copied().unwrap_or(0) >= returned_as[a];
+                if known {
+                    set | 1 << a
+                } else {
+                    set
+                }
+            })
+        })
+        .collect()
+}

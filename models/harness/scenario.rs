@@ -1,0 +1,710 @@
+//! Generated scenarios, in Lincheck's shape: an initial sequential part, 2
+//! or 3 threads of 1 to 3 operations each, a final sequential part, and at
+//! most one hand-off (a thread waits for another's operation to return
+//! before it calls its own). A primitive describes itself as a [`Subject`]:
+//! its specification, the operations a scenario draws, and how each runs
+//! on the real primitive. [`generated`] draws scenarios with proptest from
+//! a fixed seed, runs each under the build's backend (loom: complete
+//! within a per-scenario budget, else the highest bound that finishes;
+//! shuttle: random and PCT schedules; std: repetitions on real threads),
+//! and checks every execution's history against the specification
+//! (`recorder.rs`, `linearizability.rs`) and its items against a ledger
+//! (each dropped exactly once, delivered at most once). A failure is
+//! shrunk to a minimal scenario and printed as a model to paste into
+//! `models/<p>.rs`, with the history that failed.
+//!
+//! Blocking operations wait through a [`Waiter`]: the thread parks until
+//! the operation's waker wakes it, and gives the operation up (it is then
+//! recorded as never returned, and cancelled) once every thread of the
+//! scenario is finished or waiting too, so that a scenario whose
+//! operations cannot all complete ends instead of deadlocking. The
+//! specification says what an operation that never returned may have done
+//! (`Spec::unreturned`).
+
+use std::fmt::{self, Debug, Write as _};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::task::{Wake, Waker};
+use std::time::Instant;
+
+use modelsync::sync::atomic::{AtomicBool as AtomicFlag, Ordering::*};
+use modelsync::sync::thread;
+use proptest::strategy::BoxedStrategy;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use std::sync::atomic::AtomicBool;
+
+use super::linearizability::Spec;
+use super::recorder::{histories_checked, Recorder, ThreadRecorder};
+use super::{Ledger, Model, Reach};
+
+/// A scenario: what the main thread does first, what each thread does
+/// concurrently, what the main thread does after joining them, and the
+/// hand-offs between threads.
+#[derive(Clone, Debug)]
+pub struct Scenario<Op> {
+    pub init: Vec<Op>,
+    /// Thread `t + 1`'s operations (the main thread is thread 0).
+    pub threads: Vec<Vec<Op>>,
+    pub post: Vec<Op>,
+    pub handoffs: Vec<Handoff>,
+}
+
+/// Thread `from.0`'s operation `from.1` returns before thread `to.0` calls
+/// its operation `to.1` (threads numbered from 1, `from.0 != to.0`). A
+/// scenario has at most one, so hand-offs cannot wait on each other in a
+/// cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handoff {
+    pub from: (usize, usize),
+    pub to: (usize, usize),
+}
+
+/// A primitive as the scenarios see it.
+pub trait Subject: 'static {
+    /// The primitive's sequential specification (`specs/<p>.rs`).
+    type Spec: Spec<Op: Send + Sync, Ret: Send + Sync> + Send + Sync + 'static;
+    /// An operation a scenario draws: the specification's, plus whatever
+    /// says which handle or held object it uses.
+    type Op: Clone + Debug + Send + Sync + 'static;
+    /// What one thread holds while it runs: the handles it owns, the
+    /// values and futures it keeps between operations.
+    type Actor: Send + 'static;
+
+    /// The primitive's name, for the result line and the seed.
+    const NAME: &'static str;
+    /// The subject's type as a model names it (`scenario_model::<T>`).
+    const RUST_TYPE: &'static str;
+
+    /// How many ledger items `scenario` creates (items `0..n`).
+    fn items(scenario: &Scenario<Self::Op>) -> usize;
+    /// A fresh primitive for one execution: the specification's initial
+    /// state, and the main thread's actor, holding every handle.
+    fn setup(scenario: &Scenario<Self::Op>) -> (Self::Spec, Self::Actor);
+    /// What thread `thread` (from 1) takes from the main thread's actor
+    /// for its operations.
+    fn split(main: &mut Self::Actor, scenario: &Scenario<Self::Op>, thread: usize) -> Self::Actor;
+    /// A joined thread's actor, back to the main thread.
+    fn merge(main: &mut Self::Actor, joined: Self::Actor);
+    /// Runs `op`, recording its call and return with `rec` (or its call
+    /// alone, if it blocked and `waiter` gave it up), delivering and
+    /// creating items through `ledger`.
+    fn run(
+        actor: &mut Self::Actor,
+        op: &Self::Op,
+        rec: &ThreadRecorder<Self::Spec>,
+        waiter: &Waiter,
+        ledger: &Ledger,
+    );
+    /// `op` as a Rust expression, for printing a scenario as a model.
+    fn rust(op: &Self::Op) -> String;
+    /// The scenarios to draw.
+    fn scenarios() -> BoxedStrategy<Scenario<Self::Op>>;
+}
+
+// ---------------------------------------------------------------------
+// Waiting.
+
+/// What the threads of one part of a scenario share to decide when a
+/// blocked operation gives up. Flags and counts outside the model (std
+/// atomics: no scheduling point); the parks and unparks are the backend's.
+///
+/// A thread is unparked only while it is parked here: a waker woken at any
+/// other time sets the thread's flag, which it reads before it parks. (An
+/// unpark that reached a thread blocked elsewhere would wake it there: the
+/// main thread, in a join, is never unparked.)
+struct Waiting {
+    /// The part's threads, by index, once each has started.
+    threads: Mutex<Vec<Option<thread::Thread>>>,
+    /// Per thread: woken since it last looked.
+    woken: Vec<AtomicBool>,
+    /// Threads parked in a wait; a bit per thread.
+    parked: AtomicU64,
+    finished: AtomicUsize,
+    total: usize,
+}
+
+impl Waiting {
+    fn new(threads: usize, total: usize) -> Arc<Self> {
+        Arc::new(Waiting {
+            threads: Mutex::new(vec![None; threads]),
+            woken: (0..threads).map(|_| AtomicBool::new(false)).collect(),
+            parked: AtomicU64::new(0),
+            finished: AtomicUsize::new(0),
+            total,
+        })
+    }
+
+    /// Wakes thread `t`: sets its flag, and unparks it if it is parked
+    /// here. (SeqCst on both sides: the thread sets its parked bit, then
+    /// reads its flag; the waker sets the flag, then reads the bit: one of
+    /// them sees the other.)
+    fn wake(&self, t: usize) {
+        self.woken[t].store(true, SeqCst);
+        if self.parked.load(SeqCst) & (1 << t) != 0 {
+            if let Some(handle) = &self.threads.lock().unwrap()[t] {
+                handle.unpark();
+            }
+        }
+    }
+}
+
+/// A thread's end of a scenario part's waiting: the waker its blocked
+/// operations poll with, and the park that gives up when nothing else can
+/// happen.
+#[derive(Clone)]
+pub struct Waiter {
+    waiting: Arc<Waiting>,
+    me: usize,
+}
+
+struct ThreadWaker {
+    waiting: Arc<Waiting>,
+    thread: usize,
+}
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.waiting.wake(self.thread);
+    }
+}
+
+impl Waiter {
+    fn new(waiting: &Arc<Waiting>, me: usize) -> Self {
+        Waiter {
+            waiting: waiting.clone(),
+            me,
+        }
+    }
+
+    /// The main thread, alone: a blocked operation gives up at once.
+    fn alone() -> Self {
+        Waiter::new(&Waiting::new(1, 1), 0)
+    }
+
+    fn start(&self) {
+        self.waiting.threads.lock().unwrap()[self.me] = Some(thread::current());
+    }
+
+    /// A waker that wakes this thread (see [`Waiting`]).
+    pub fn waker(&self) -> Waker {
+        Waker::from(Arc::new(ThreadWaker {
+            waiting: self.waiting.clone(),
+            thread: self.me,
+        }))
+    }
+
+    /// Every thread is finished or parked.
+    fn stuck(&self) -> bool {
+        let parked = self.waiting.parked.load(SeqCst).count_ones() as usize;
+        parked + self.waiting.finished.load(SeqCst) >= self.waiting.total
+    }
+
+    fn wake_parked(&self) {
+        let parked = self.waiting.parked.load(SeqCst);
+        for t in 0..self.waiting.woken.len() {
+            if t != self.me && parked & (1 << t) != 0 {
+                self.waiting.wake(t);
+            }
+        }
+    }
+
+    /// Parks until woken, unless a wake already came (true: look again);
+    /// with `give_up`, returns false instead when every other thread is
+    /// finished or parked, so that nothing could wake this one.
+    fn park_or_stuck(&self, give_up: bool) -> bool {
+        let bit = 1u64 << self.me;
+        self.waiting.parked.fetch_or(bit, SeqCst);
+        if self.waiting.woken[self.me].swap(false, SeqCst) {
+            self.waiting.parked.fetch_and(!bit, SeqCst);
+            return true;
+        }
+        if self.stuck() {
+            // The others look again: one of them may give up, and what
+            // it does next may free this thread.
+            self.wake_parked();
+            if give_up {
+                self.waiting.parked.fetch_and(!bit, SeqCst);
+                return false;
+            }
+        }
+        thread::park();
+        self.waiting.parked.fetch_and(!bit, SeqCst);
+        self.waiting.woken[self.me].store(false, SeqCst);
+        true
+    }
+
+    /// Called after a blocked operation's poll returned `Pending`: parks
+    /// until woken and returns true (poll again); or returns false when
+    /// every other thread is finished or parked too: give the operation
+    /// up.
+    pub fn park(&self) -> bool {
+        self.park_or_stuck(true)
+    }
+
+    /// Waits until `flag` is set (a hand-off). Never gives up: the thread
+    /// that sets it always does, after its operation returns or gives up.
+    fn wait_for(&self, flag: &AtomicFlag) {
+        // Acquire: pairs with the signaller's Release store, which comes
+        // after its operation returned: that return happens-before this
+        // thread's next call. A read-modify-write, which reads the latest
+        // value: a load could keep reading `false` under loom after the
+        // signal, and park for good.
+        while !flag.fetch_or(false, Acquire) {
+            self.park_or_stuck(false);
+        }
+    }
+
+    /// This thread has run all its operations.
+    fn finish(&self) {
+        self.waiting.finished.fetch_add(1, SeqCst);
+        self.wake_parked();
+    }
+}
+
+// ---------------------------------------------------------------------
+// Running one scenario, one execution.
+
+/// Runs one execution of `scenario`: the initial part, the threads (with
+/// their hand-offs), the final part; then checks the ledger (every item
+/// dropped once, delivered at most once) and the history against the
+/// specification (panicking with the report if it is not linearizable).
+/// Returns whether the linearization found reordered the calls. With
+/// `record` off, nothing is recorded or checked but the ledger.
+pub fn execute<P: Subject>(scenario: &Arc<Scenario<P::Op>>, record: bool) -> bool {
+    assert!(
+        scenario
+            .handoffs
+            .iter()
+            .all(|h| scenario.names(h.from) && scenario.names(h.to) && h.from.0 != h.to.0),
+        "a hand-off names no operation: {:?}",
+        scenario.handoffs
+    );
+    let ledger = Ledger::new(P::items(scenario));
+    let (initial, mut main) = P::setup(scenario);
+    let recorder = if record {
+        Recorder::new(initial)
+    } else {
+        Recorder::off(initial)
+    };
+    let rec = recorder.thread(0);
+    let alone = Waiter::alone();
+    for op in &scenario.init {
+        P::run(&mut main, op, &rec, &alone, &ledger);
+    }
+    // Index 0 unused: the threads are numbered from 1.
+    let waiting = Waiting::new(scenario.threads.len() + 1, scenario.threads.len());
+    let flags: Vec<modelsync::sync::Arc<AtomicFlag>> = scenario
+        .handoffs
+        .iter()
+        .map(|_| modelsync::sync::Arc::new(AtomicFlag::new(false)))
+        .collect();
+    let mut running = Vec::new();
+    for t in 1..=scenario.threads.len() {
+        let mut actor = P::split(&mut main, scenario, t);
+        rec.fork(t);
+        let (scenario, rec, ledger) = (scenario.clone(), recorder.thread(t), ledger.clone());
+        let waiter = Waiter::new(&waiting, t);
+        let flags = flags.clone();
+        running.push(thread::spawn(move || {
+            waiter.start();
+            for (i, op) in scenario.threads[t - 1].iter().enumerate() {
+                for (h, handoff) in scenario.handoffs.iter().enumerate() {
+                    if handoff.to == (t, i) {
+                        waiter.wait_for(&flags[h]);
+                        rec.waited(h);
+                    }
+                }
+                P::run(&mut actor, op, &rec, &waiter, &ledger);
+                for (h, handoff) in scenario.handoffs.iter().enumerate() {
+                    if handoff.from == (t, i) {
+                        rec.signal(h);
+                        // Release: see `wait_for`. A read-modify-write, as
+                        // the waiter's: loom 0.7.3 may place a plain store
+                        // inside another thread's read-modify-write
+                        // (tokio-rs/loom issue 254), and the waiter's would
+                        // then read `false` after it.
+                        flags[h].fetch_or(true, Release);
+                        waiter.waiting.wake(handoff.to.0);
+                    }
+                }
+            }
+            waiter.finish();
+            actor
+        }));
+    }
+    for (t, handle) in running.into_iter().enumerate() {
+        let actor = handle.join().expect("a scenario thread panicked");
+        rec.join(t + 1);
+        P::merge(&mut main, actor);
+    }
+    for op in &scenario.post {
+        P::run(&mut main, op, &rec, &alone, &ledger);
+    }
+    drop(main);
+    ledger.assert_all_dropped_once();
+    recorder.check()
+}
+
+// ---------------------------------------------------------------------
+// Printing a scenario as a model.
+
+impl<Op> Scenario<Op> {
+    /// Whether `(thread, op)` names an operation of a thread.
+    fn names(&self, (thread, op): (usize, usize)) -> bool {
+        thread >= 1
+            && self
+                .threads
+                .get(thread - 1)
+                .is_some_and(|ops| op < ops.len())
+    }
+
+    /// Drops the hand-offs that name no operation: a subject's rules or
+    /// proptest's shrinking removed it.
+    pub fn keep_valid_handoffs(mut self) -> Self {
+        let handoffs = std::mem::take(&mut self.handoffs);
+        self.handoffs = handoffs
+            .into_iter()
+            .filter(|h| self.names(h.from) && self.names(h.to))
+            .collect();
+        self
+    }
+
+    /// Operations in all.
+    pub fn len(&self) -> usize {
+        self.init.len() + self.threads.iter().map(Vec::len).sum::<usize>() + self.post.len()
+    }
+
+    /// This scenario as a model for `models/<p>.rs`, named `name`.
+    pub fn as_model<P: Subject<Op = Op>>(&self, name: &str, note: &str) -> String {
+        let list = |ops: &[Op], indent: &str| -> String {
+            if ops.is_empty() {
+                return "vec![]".to_string();
+            }
+            let items: Vec<String> = ops
+                .iter()
+                .map(|op| format!("{indent}    {},\n", P::rust(op)))
+                .collect();
+            format!("vec![\n{}{indent}]", items.concat())
+        };
+        let mut out = String::new();
+        let _ = writeln!(out, "/// {note}");
+        let _ = writeln!(out, "///");
+        let _ = writeln!(out, "/// Checks: <the IDs of the promise it broke>.");
+        let _ = writeln!(out, "#[test]");
+        let _ = writeln!(out, "fn {name}() {{");
+        let _ = writeln!(out, "    let scenario = Scenario {{");
+        let _ = writeln!(out, "        init: {},", list(&self.init, "        "));
+        let threads: Vec<String> = self
+            .threads
+            .iter()
+            .map(|ops| format!("            {},\n", list(ops, "            ")))
+            .collect();
+        let _ = writeln!(
+            out,
+            "        threads: vec![\n{}        ],",
+            threads.concat()
+        );
+        let _ = writeln!(out, "        post: {},", list(&self.post, "        "));
+        let handoffs: Vec<String> = self
+            .handoffs
+            .iter()
+            .map(|h| format!("Handoff {{ from: {:?}, to: {:?} }}", h.from, h.to))
+            .collect();
+        let _ = writeln!(out, "        handoffs: vec![{}],", handoffs.join(", "));
+        let _ = writeln!(out, "    }};");
+        let _ = writeln!(
+            out,
+            "    scenario_model::<{}>(model!(), scenario);",
+            P::RUST_TYPE
+        );
+        let _ = writeln!(out, "}}");
+        out
+    }
+}
+
+/// The executions of `scenario` under the build's backend (within the
+/// generated scenarios' budget), with or without recording.
+pub fn executions_of<P: Subject>(
+    scenario: &Arc<Scenario<P::Op>>,
+    record: bool,
+) -> (usize, Option<usize>) {
+    let executions = Arc::new(AtomicUsize::new(0));
+    let body = {
+        let (scenario, executions) = (scenario.clone(), executions.clone());
+        Arc::new(move || {
+            executions.fetch_add(1, SeqCst);
+            execute::<P>(&scenario, record);
+        }) as Arc<dyn Fn() + Send + Sync>
+    };
+    let bound =
+        crate::harness::explore_within(body, scenario_budget(), || executions.store(0, SeqCst));
+    (executions.load(SeqCst), bound)
+}
+
+/// A fixed scenario as a model: `model` names it; it runs under the
+/// build's backend with `model`'s settings, every execution checked.
+/// Declares the interleaving it exists for: an execution whose
+/// linearization reorders the calls.
+pub fn scenario_model<P: Subject>(model: Model, scenario: Scenario<P::Op>) {
+    let reordered = Reach::new("linearization_reordered_the_calls");
+    let r = reordered.clone();
+    let scenario = Arc::new(scenario.keep_valid_handoffs());
+    model.reach(&reordered).check(move || {
+        r.hit_if(execute::<P>(&scenario, true));
+    });
+}
+
+// ---------------------------------------------------------------------
+// Generating and running many.
+
+fn env_usize(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number"))
+    })
+}
+
+/// How many scenarios a run draws: `MODELSYNC_SCENARIOS`, or the build's
+/// default (pull requests: the main job's time is the limit).
+fn scenario_count() -> u64 {
+    env_usize("MODELSYNC_SCENARIOS").unwrap_or(if cfg!(miri) {
+        2
+    } else if cfg!(loom) {
+        16
+    } else {
+        32
+    })
+}
+
+/// The seed the scenarios are drawn from: `MODELSYNC_SCENARIO_SEED`, or a
+/// fixed one per primitive (pull requests: the same scenarios every run).
+fn scenario_seed(primitive: &str) -> u64 {
+    env_usize("MODELSYNC_SCENARIO_SEED").unwrap_or_else(|| {
+        primitive.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
+    })
+}
+
+/// What the runs of one drawn scenario gave.
+struct Ran {
+    executions: usize,
+    /// The loom bound it finished at (`None`: complete; shuttle and std
+    /// runs report `None` too).
+    bound: Option<usize>,
+    reordered: usize,
+    /// Histories checked (one per execution of the attempt that counts).
+    checked: usize,
+}
+
+/// Draws scenarios for `P` and runs each under the build's backend, every
+/// execution checked; prints one result line in the models' format. On a
+/// failure, shrinks the scenario and panics with it, as a model, and the
+/// failure.
+pub fn generated<P: Subject>(model: Model) {
+    let name = model.name().to_string();
+    let count = scenario_count();
+    let seed = scenario_seed(P::NAME);
+    let config = Config {
+        cases: count as u32,
+        failure_persistence: None,
+        // Shrinking reruns the whole exploration: keep it bounded.
+        max_shrink_iters: 256,
+        ..Config::default()
+    };
+    let mut seed_bytes = [0u8; 32];
+    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let mut runner = TestRunner::new_with_rng(
+        config,
+        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes),
+    );
+    let totals = Arc::new(Mutex::new(Vec::<(usize, usize, Ran)>::new()));
+    let start = Instant::now();
+    let strategy = P::scenarios();
+    let result = {
+        let totals = totals.clone();
+        runner.run(&strategy, move |scenario| {
+            let scenario = Arc::new(scenario.keep_valid_handoffs());
+            let ran =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_one::<P>(&scenario)))
+                    .map_err(|payload| TestCaseError::fail(panic_text(payload)))?;
+            totals
+                .lock()
+                .unwrap()
+                .push((scenario.len(), scenario.threads.len(), ran));
+            Ok(())
+        })
+    };
+    if let Err(error) = result {
+        match error {
+            TestError::Fail(reason, scenario) => {
+                let scenario = scenario.keep_valid_handoffs();
+                panic!(
+                    "{name}: a generated scenario failed (seed {seed}); shrunk to {} operations. \
+                 As a model for models/{}.rs:\n\n{}\n{reason}",
+                    scenario.len(),
+                    name.split("::").next().unwrap_or(P::NAME),
+                    scenario.as_model::<P>(
+                        &format!("{}_shrunk", name.rsplit("::").next().unwrap_or("generated")),
+                        &format!("Found by `{name}` (seed {seed}), shrunk by proptest."),
+                    )
+                )
+            }
+            TestError::Abort(why) => panic!("{name}: aborted: {why}"),
+        }
+    }
+    let totals = totals.lock().unwrap();
+    let executions: usize = totals.iter().map(|(_, _, r)| r.executions).sum();
+    let reordered: usize = totals.iter().map(|(_, _, r)| r.reordered).sum();
+    let complete = totals.iter().filter(|(_, _, r)| r.bound.is_none()).count();
+    let lowest = totals.iter().filter_map(|(_, _, r)| r.bound).min();
+    let largest = totals.iter().map(|(ops, _, _)| *ops).max().unwrap_or(0);
+    let setting = match crate::harness::backend_name() {
+        "loom" => format!(
+            "scenarios={} seed={seed} complete={complete} bounded={}{} budget={}_executions",
+            totals.len(),
+            totals.len() - complete,
+            lowest.map_or(String::new(), |b| format!("(lowest_bound={b})")),
+            scenario_budget()
+        ),
+        _ => format!(
+            "scenarios={} seed={seed} {}",
+            totals.len(),
+            crate::harness::backend_setting()
+        ),
+    };
+    let checked: usize = totals.iter().map(|(_, _, r)| r.checked).sum();
+    // One counter the harness asserts, as every model's reach: an
+    // execution whose linearization reordered the calls.
+    model.report(
+        &setting,
+        executions,
+        start.elapsed(),
+        &[
+            ("linearization_reordered_the_calls", reordered),
+            ("histories_checked", checked),
+        ],
+        &format!(" largest_scenario={largest}_operations"),
+    );
+}
+
+/// The loom budget of one generated scenario, in executions per attempt
+/// (see `harness::explore_within`): `MODELSYNC_SCENARIO_BUDGET` (default
+/// 10,000, a few seconds).
+fn scenario_budget() -> usize {
+    env_usize("MODELSYNC_SCENARIO_BUDGET").map_or(10_000, |b| b as usize)
+}
+
+/// Runs one scenario under the build's backend.
+fn run_one<P: Subject>(scenario: &Arc<Scenario<P::Op>>) -> Ran {
+    if std::env::var_os("MODELSYNC_SCENARIO_TRACE").is_some() {
+        eprintln!("scenario: {}", scenario.summary());
+    }
+    let executions = Arc::new(AtomicUsize::new(0));
+    let reordered = Arc::new(AtomicUsize::new(0));
+    // Histories checked before the attempt that counts (a loom run out of
+    // budget is run again at a bound).
+    let checked_from = Arc::new(AtomicUsize::new(histories_checked()));
+    let body = {
+        let (scenario, executions, reordered) =
+            (scenario.clone(), executions.clone(), reordered.clone());
+        Arc::new(move || {
+            executions.fetch_add(1, SeqCst);
+            if execute::<P>(&scenario, true) {
+                reordered.fetch_add(1, SeqCst);
+            }
+        }) as Arc<dyn Fn() + Send + Sync>
+    };
+    let bound = crate::harness::explore_within(body, scenario_budget(), || {
+        executions.store(0, SeqCst);
+        reordered.store(0, SeqCst);
+        checked_from.store(histories_checked(), SeqCst);
+    });
+    Ran {
+        executions: executions.load(SeqCst),
+        bound,
+        reordered: reordered.load(SeqCst),
+        checked: histories_checked() - checked_from.load(SeqCst),
+    }
+}
+
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
+impl fmt::Display for Handoff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "thread {} op {} -> thread {} op {}",
+            self.from.0, self.from.1, self.to.0, self.to.1
+        )
+    }
+}
+
+// ---------------------------------------------------------------------
+// Drawing scenarios.
+
+/// Lincheck's shape from per-part operation strategies: 0 to `init_max`
+/// operations first, one thread per strategy in `thread_ops` (2 or 3),
+/// each of 1 to `thread_max` (at most 3) operations, 0 to `post_max` last,
+/// and with probability 1/3 a hand-off from one thread's operation to
+/// another thread's.
+pub fn shape<Op: Clone + Debug + 'static>(
+    init: BoxedStrategy<Op>,
+    thread_ops: Vec<BoxedStrategy<Op>>,
+    post: BoxedStrategy<Op>,
+    [init_max, thread_max, post_max]: [usize; 3],
+) -> BoxedStrategy<Scenario<Op>> {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+    assert!((1..=3).contains(&thread_max) && (2..=3).contains(&thread_ops.len()));
+    let threads: Vec<BoxedStrategy<Vec<Op>>> = thread_ops
+        .into_iter()
+        .map(|s| vec(s, 1..=thread_max).boxed())
+        .collect();
+    (
+        vec(init, 0..=init_max),
+        threads,
+        vec(post, 0..=post_max),
+        any::<u8>(),
+        (any::<usize>(), any::<usize>(), any::<usize>()),
+    )
+        .prop_map(|(init, threads, post, dice, (a, b, c))| {
+            let mut handoffs = Vec::new();
+            if dice % 3 == 0 && threads.len() >= 2 {
+                let from_thread = 1 + a % threads.len();
+                let to_thread = 1 + (from_thread + b % (threads.len() - 1)) % threads.len();
+                handoffs.push(Handoff {
+                    from: (from_thread, c % threads[from_thread - 1].len()),
+                    to: (to_thread, (a / 7) % threads[to_thread - 1].len()),
+                });
+            }
+            Scenario {
+                init,
+                threads,
+                post,
+                handoffs,
+            }
+        })
+        .boxed()
+}
+
+impl<Op: Debug> Scenario<Op> {
+    /// One line per part, for failure messages.
+    pub fn summary(&self) -> String {
+        let mut out = format!("init {:?}", self.init);
+        for (t, ops) in self.threads.iter().enumerate() {
+            let _ = write!(out, "; thread {} {:?}", t + 1, ops);
+        }
+        let _ = write!(out, "; post {:?}", self.post);
+        for h in &self.handoffs {
+            let _ = write!(out, "; hand-off {h}");
+        }
+        out
+    }
+}

@@ -1,0 +1,160 @@
+//! The run queue's sequential specification (`src/queue/`): rings of
+//! fixed capacity, each with one owner, and the shared inject queue. The
+//! property tests step it beside the real queues (`proptests/queue.rs`),
+//! and the models' histories are checked against it (`models/queue.rs`).
+//!
+//! - `push` appends to the owner's ring; into a full ring it moves
+//!   the oldest half, then the item, to the inject queue, in order, in one
+//!   batch.
+//! - `pop` takes the oldest item of the owner's ring.
+//! - A steal takes at least one and at most half, rounded up, of what the
+//!   source ring holds at its linearization point, limited by the room in
+//!   the destination plus the one it returns; it returns the last item it
+//!   took and appends the others to the destination in order.
+//! - The inject queue is a FIFO.
+//!
+//! Nondeterministic exactly where the contract is, because a steal in
+//! progress holds slots of its source ring that the specification, which
+//! moved its items at the steal's linearization point, no longer counts:
+//!
+//! - a steal may take fewer than half (its destination's slots may be held
+//!   by a steal from it), and may give up and return `None` at any point:
+//!   a stealer that finds another steal of the same ring in progress gives
+//!   up. That it does take items when no other steal runs is a
+//!   progress property, which the models' reachability checks
+//!   (`queue::multi_stealer`), not a result the specification can decide;
+//! - a push into a ring at least half full may send its item alone to the
+//!   inject queue: the ring looks full while a steal holds the rest, and
+//!   then only the item moves (`Local::spill`).
+//!
+//! Every other outcome is deterministic, and with items' identities a
+//! steal's return says how many it took.
+
+use std::collections::VecDeque;
+
+use crate::harness::linearizability::Spec;
+
+/// Rings a history may use.
+pub const RINGS: usize = 3;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Queue {
+    pub capacity: [usize; RINGS],
+    /// Each ring's items (ids), oldest first.
+    pub rings: [VecDeque<usize>; RINGS],
+    pub inject: VecDeque<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// The owner of `ring` pushes `item`.
+    Push(usize, usize),
+    Pop(usize),
+    /// `from`'s stealer steals into `into` (by `into`'s owner).
+    Steal { from: usize, into: usize },
+    InjectPush(usize),
+    InjectPop,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ret {
+    Unit,
+    Item(Option<usize>),
+}
+
+impl Queue {
+    pub fn new(capacity: [usize; RINGS]) -> Self {
+        Queue {
+            capacity,
+            rings: Default::default(),
+            inject: VecDeque::new(),
+        }
+    }
+
+    /// The deterministic push: append, or move half and the item.
+    fn push_whole(&self, ring: usize, item: usize) -> Self {
+        let mut next = self.clone();
+        if next.rings[ring].len() == self.capacity[ring] {
+            let half = self.capacity[ring] / 2;
+            let moved: Vec<usize> = next.rings[ring].drain(..half).collect();
+            next.inject.extend(moved);
+            next.inject.push_back(item);
+        } else {
+            next.rings[ring].push_back(item);
+        }
+        next
+    }
+
+    /// The sequential steal, taking `count` items.
+    fn steal_count(&self, from: usize, into: usize, count: usize) -> (Option<usize>, Self) {
+        let mut next = self.clone();
+        let mut taken: Vec<usize> = next.rings[from].drain(..count).collect();
+        let returned = taken.pop();
+        next.rings[into].extend(taken);
+        (returned, next)
+    }
+
+    /// How many a sequential steal takes: half rounded up, limited by the
+    /// destination's room plus the returned one.
+    pub fn steal_size(&self, from: usize, into: usize) -> usize {
+        let available = self.rings[from].len();
+        let room = self.capacity[into] - self.rings[into].len();
+        (available - available / 2).min(room + 1)
+    }
+
+    /// The outcomes a single-threaded run allows: every push and steal
+    /// deterministic (no steal can be in progress).
+    pub fn sequential(&self, op: &Op) -> (Ret, Self) {
+        match *op {
+            Op::Push(ring, item) => (Ret::Unit, self.push_whole(ring, item)),
+            Op::Steal { from, into } => {
+                let (got, next) = self.steal_count(from, into, self.steal_size(from, into));
+                (Ret::Item(got), next)
+            }
+            _ => self.outcomes(op).remove(0),
+        }
+    }
+}
+
+impl Spec for Queue {
+    type Op = Op;
+    type Ret = Ret;
+
+    fn outcomes(&self, op: &Op) -> Vec<(Ret, Self)> {
+        match *op {
+            Op::Push(ring, item) => {
+                let mut outcomes = vec![(Ret::Unit, self.push_whole(ring, item))];
+                let len = self.rings[ring].len();
+                if len >= (self.capacity[ring] / 2).max(1) && len < self.capacity[ring] {
+                    let mut alone = self.clone();
+                    alone.inject.push_back(item);
+                    outcomes.push((Ret::Unit, alone));
+                }
+                outcomes
+            }
+            Op::Pop(ring) => {
+                let mut next = self.clone();
+                let got = next.rings[ring].pop_front();
+                vec![(Ret::Item(got), next)]
+            }
+            Op::Steal { from, into } => {
+                let mut outcomes = vec![(Ret::Item(None), self.clone())];
+                for count in 1..=self.steal_size(from, into) {
+                    let (got, next) = self.steal_count(from, into, count);
+                    outcomes.push((Ret::Item(got), next));
+                }
+                outcomes
+            }
+            Op::InjectPush(item) => {
+                let mut next = self.clone();
+                next.inject.push_back(item);
+                vec![(Ret::Unit, next)]
+            }
+            Op::InjectPop => {
+                let mut next = self.clone();
+                let got = next.inject.pop_front();
+                vec![(Ret::Item(got), next)]
+            }
+        }
+    }
+}
