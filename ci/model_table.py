@@ -105,6 +105,10 @@ def complete_cell(setting, executions, secs, budget):
         return f"as in pull requests: {pr_cell(setting, executions, secs).split(':')[0]}"
     if bound_of(setting) == "none":
         return f"**complete**: {show(executions, secs)}"
+    capped = re.search(r"capped:loom-does-not-end-above-(\d+)", setting)
+    if capped:
+        return (f"not attempted: loom's exploration does not end above bound {capped.group(1)} "
+                f"(the model's doc says why); bound {bound_of(setting)}: {show(executions, secs)}")
     return (f"out of budget ({budget} s); bound {bound_of(setting)} finished: {executions:,} "
             f"executions ({secs:.0f}s with the unbounded attempt)")
 

@@ -1477,3 +1477,91 @@ fn sync_generated_scenarios() {
 fn async_generated_scenarios() {
     scenario::generated::<KeyedSubject<Async>>(model!());
 }
+
+/// Found by `keyed::async_generated_scenarios` (shrunk by proptest), kept
+/// as a model: a receive and a `try_recv` on one thread; two senders, the
+/// second of which sends after the first's send returned (a hand-off) and
+/// then `try_send`s into the channel of capacity 2. Before the fix, the
+/// `try_send` could answer `Full` from a received count older than the
+/// receive (a load, not a read-modify-write: `Room::try_take`) while the
+/// `try_recv` missed the second sender's message: no order of the five
+/// operations explains both.
+///
+/// Checks: K-3, K-7.
+#[test]
+fn async_try_send_full_only_when_full() {
+    let scenario = Scenario {
+        init: vec![],
+        threads: vec![
+            vec![KeyedOp::Recv, KeyedOp::TryRecv],
+            vec![KeyedOp::Send(vec![], 0)],
+            vec![KeyedOp::Send(vec![], 1), KeyedOp::TrySend(vec![], 2)],
+        ],
+        post: vec![],
+        handoffs: vec![scenario::Handoff {
+            from: (2, 0),
+            to: (3, 1),
+        }],
+    };
+    scenario::scenario_model::<KeyedSubject<Async>>(model!().max_preemption_bound(2), scenario);
+}
+
+/// Found by `keyed::sync_generated_scenarios` (shrunk by proptest), kept
+/// as a model: a thread sends and then `try_recv`s while another thread
+/// sends. Before the fix, the `try_recv` could answer `Empty` though its
+/// own send had returned: the other sender had claimed the earlier place
+/// and not yet written it, and the receiver reads places in claim order
+/// (`Reader::pop` now waits for a claimed place).
+///
+/// Checks: K-3.
+#[test]
+fn sync_try_recv_finds_its_own_send() {
+    let scenario = Scenario {
+        init: vec![],
+        threads: vec![
+            vec![KeyedOp::Send(vec![], 0), KeyedOp::TryRecv],
+            vec![KeyedOp::Send(vec![], 1)],
+        ],
+        post: vec![],
+        handoffs: vec![],
+    };
+    scenario::scenario_model::<KeyedSubject<Blocking>>(model!(), scenario);
+}
+
+/// Found by `keyed::async_generated_scenarios` under shuttle (shrunk by
+/// proptest), kept as a model: thread 1 `try_send`s into a channel of
+/// capacity 2 that holds one message while thread 3 sends, then receives
+/// twice with `try_recv`; thread 2 sends after the `try_send` returned (a
+/// hand-off). Before the fix, when thread 3's send had taken room but not
+/// yet claimed its place, the `try_send` answered `Full` (counting thread
+/// 3's message) and the second `try_recv` answered `Empty` (not seeing
+/// it): no order of the six operations explains both. `try_recv` now
+/// waits for every message whose send took room (`Inbox::next_ready`).
+/// Bound 1, which fails the old code: at bound 2 loom's exploration does
+/// not end, because the receiver's wait and a sender's wait at a block's
+/// "next block" marker can yield to each other forever while the sender
+/// installing the block is never scheduled (loom bounds preemptions, not
+/// switches at a yield); VERIFICATION.md, "What is not covered".
+///
+/// Checks: K-3, K-7.
+#[test]
+fn async_room_taken_before_full_is_received() {
+    let scenario = Scenario {
+        init: vec![KeyedOp::Send(vec![], 0)],
+        threads: vec![
+            vec![
+                KeyedOp::TrySend(vec![], 1),
+                KeyedOp::TryRecv,
+                KeyedOp::TryRecv,
+            ],
+            vec![KeyedOp::Send(vec![], 2)],
+            vec![KeyedOp::Send(vec![], 3)],
+        ],
+        post: vec![],
+        handoffs: vec![scenario::Handoff {
+            from: (1, 0),
+            to: (2, 0),
+        }],
+    };
+    scenario::scenario_model::<KeyedSubject<Async>>(model!().loom_ends_only_up_to(1), scenario);
+}

@@ -879,9 +879,20 @@ fn recording_changes_no_execution() {
         recorded, bare,
         "(executions, loom bound) with and without recording"
     );
-    assert_eq!(recorded.1, None, "complete within the budget");
+    assert_eq!(
+        recorded.1,
+        crate::harness::bound_asked(),
+        "complete (or at the bound LOOM_MAX_PREEMPTIONS asks for) within the budget"
+    );
+    let setting = match (crate::harness::backend_name(), recorded.1) {
+        ("loom", bound) => format!(
+            "preemption_bound={}",
+            bound.map_or("none".to_string(), |b| b.to_string())
+        ),
+        _ => crate::harness::backend_setting(),
+    };
     model.report(
-        &crate::harness::backend_setting(),
+        &setting,
         recorded.0,
         start.elapsed(),
         &[("runs_compared_with_equal_executions", 2)],

@@ -304,3 +304,23 @@ impl Subject for ParkSubject {
 fn generated_scenarios() {
     scenario::generated::<ParkSubject>(model!());
 }
+
+/// Found by `park::generated_scenarios` (200 scenarios, shrunk by
+/// proptest) against the seeded bug `park-permit-found-under-the-lock-kept`,
+/// kept as a model: the owner parks and then asks for the permit while
+/// another thread unparks once. When the unpark lands between `park`'s
+/// lock-free look and its look under the lock, the permit found there
+/// must be consumed: the owner's `has_permit` then answers `false`.
+///
+/// Checks: P-2, P-3.
+#[test]
+fn permit_found_under_the_lock_is_consumed() {
+    use spec::Op;
+    let scenario = Scenario {
+        init: vec![],
+        threads: vec![vec![Op::Park, Op::HasPermit], vec![Op::Unpark]],
+        post: vec![],
+        handoffs: vec![],
+    };
+    scenario::scenario_model::<ParkSubject>(model!(), scenario);
+}

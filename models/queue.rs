@@ -394,15 +394,21 @@ fn inject_push_pop_during_overflow() {
     let r = got_overflow.clone();
     model!().reach(&got_overflow).check(move || {
         let ledger = Ledger::new(6);
+        let (history, main) = history();
         let inject = modelsync::sync::Arc::new(Inject::new());
         let mut local = Local::with_capacity(CAP);
         let consumer = {
             let (ledger, inject) = (ledger.clone(), inject.clone());
-            thread::spawn(move || {
-                inject.push(ledger.item(5));
+            main.spawn(1, move |rec| {
+                let item = ledger.item(5);
+                rec.op(
+                    qspec::Op::InjectPush(5),
+                    || inject.push(item),
+                    |_| qspec::Ret::Unit,
+                );
                 let mut popped = Vec::new();
                 for _ in 0..2 {
-                    if let Some(item) = inject.pop() {
+                    if let Some(item) = rec.op(qspec::Op::InjectPop, || inject.pop(), got) {
                         popped.push(item.id());
                         ledger.deliver(item);
                     }
@@ -411,7 +417,7 @@ fn inject_push_pop_during_overflow() {
             })
         };
         for id in 0..5 {
-            local.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut local, 0, id, &inject, &main);
         }
         let popped = consumer.join().unwrap();
         r.hit_if(popped.iter().any(|&id| id < 5));
@@ -421,8 +427,10 @@ fn inject_push_pop_during_overflow() {
             ours.windows(2).all(|w| w[0] < w[1]),
             "overflow batch reordered: {popped:?}"
         );
-        drain(&ledger, &mut local, &inject);
+        drain_recorded(&ledger, &mut local, 0, &inject, &main);
         ledger.assert_all_delivered_once();
+        // And the batch went in whole: no push lands inside it.
+        history.check();
     });
 }
 

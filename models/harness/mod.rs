@@ -205,6 +205,9 @@ pub struct Model {
     /// The highest bound a numeric `LOOM_MAX_PREEMPTIONS` may raise this
     /// model to (see `max_preemption_bound`).
     max_bound: Option<usize>,
+    /// The bound above which loom's exploration of this model does not end
+    /// (see `loom_ends_only_up_to`): a cap under every setting.
+    ends_only_up_to: Option<usize>,
 }
 
 impl Model {
@@ -224,6 +227,7 @@ impl Model {
             reaches: Vec::new(),
             default_bound: None,
             max_bound: None,
+            ends_only_up_to: None,
         }
     }
 
@@ -250,6 +254,17 @@ impl Model {
     pub fn max_preemption_bound(mut self, bound: usize) -> Self {
         self.max_bound = Some(bound);
         self.preemption_bound(bound)
+    }
+
+    /// Runs this model at `bound` at most under every setting, `none`
+    /// included, and at `bound` by default, because above it loom's
+    /// exploration does not end: two threads in spin loops that yield
+    /// can yield to each other forever while the thread both wait for is
+    /// never scheduled (loom bounds preemptions, not switches at a yield).
+    /// The result line says so (`capped:loom-does-not-end-above-N`).
+    pub fn loom_ends_only_up_to(mut self, bound: usize) -> Self {
+        self.ends_only_up_to = Some(bound);
+        self.max_preemption_bound(bound)
     }
 
     /// The model's name (`queue::basic`).
@@ -313,7 +328,13 @@ impl Model {
             reaches: self.reaches.clone(),
         };
         let start = Instant::now();
-        let (backend, mut setting) = run(self.default_bound, self.max_bound, &counters, counted);
+        let (backend, mut setting) = run(
+            self.default_bound,
+            self.max_bound,
+            self.ends_only_up_to,
+            &counters,
+            counted,
+        );
         if cfg!(modelsync_loads_as_rmw) {
             // The audit build (ci/loom-audit): its lines must not pass for
             // the normal build's.
@@ -424,7 +445,21 @@ pub fn explore_within(
             executions: Arc::new(AtomicUsize::new(0)),
             reaches: Vec::new(),
         };
-        run(None, None, &counters, body);
+        run(None, None, None, &counters, body);
+        None
+    }
+}
+
+/// The highest loom bound a numeric `LOOM_MAX_PREEMPTIONS` asks for
+/// (`None`: no override, or `none`, or not loom): what `explore_within`
+/// returns for a scenario that finishes within its budget.
+pub fn bound_asked() -> Option<usize> {
+    #[cfg(loom)]
+    {
+        loom_settings().bound_override.flatten()
+    }
+    #[cfg(not(loom))]
+    {
         None
     }
 }
@@ -547,16 +582,34 @@ fn loom_run(
 fn run(
     default_bound: Option<usize>,
     max_bound: Option<usize>,
+    ends_only_up_to: Option<usize>,
     counters: &Counters,
     scenario: Arc<dyn Fn() + Send + Sync>,
 ) -> (&'static str, String) {
     let settings = loom_settings();
-    let bound = match (settings.bound_override, max_bound) {
+    let mut bound = match (settings.bound_override, max_bound) {
         (Some(Some(asked)), Some(max)) => Some(asked.min(max)),
         (Some(asked), _) => asked,
         (None, _) => default_bound,
     };
     let show = |b: Option<usize>| b.map_or("none".to_string(), |b| b.to_string());
+    if let Some(cap) = ends_only_up_to {
+        bound = Some(bound.map_or(cap, |b| b.min(cap)));
+        // No budget of ours: the capped run is short.
+        let finished = loom_run(bound, None, &scenario);
+        return (
+            "loom",
+            format!(
+                "preemption_bound={} capped:loom-does-not-end-above-{cap}{}",
+                show(bound),
+                if finished {
+                    ""
+                } else {
+                    " TRUNCATED(not-exhaustive)"
+                }
+            ),
+        );
+    }
     // LOOM_MAX_DURATION is loom's own budget; ours takes precedence.
     let budget = settings
         .budget
@@ -601,6 +654,7 @@ fn run(
 fn run(
     _default_bound: Option<usize>,
     _max_bound: Option<usize>,
+    _ends_only_up_to: Option<usize>,
     _counters: &Counters,
     scenario: Arc<dyn Fn() + Send + Sync>,
 ) -> (&'static str, String) {
@@ -638,6 +692,7 @@ fn run(
 fn run(
     _default_bound: Option<usize>,
     _max_bound: Option<usize>,
+    _ends_only_up_to: Option<usize>,
     _counters: &Counters,
     scenario: Arc<dyn Fn() + Send + Sync>,
 ) -> (&'static str, String) {

@@ -141,7 +141,12 @@ impl Waiting {
     fn wake(&self, t: usize) {
         self.woken[t].store(true, SeqCst);
         if self.parked.load(SeqCst) & (1 << t) != 0 {
-            if let Some(handle) = &self.threads.lock().unwrap()[t] {
+            // Out of the lock before unparking: under loom and shuttle an
+            // unpark is a scheduling point, and their threads share one OS
+            // thread, so another model thread taking this (real) lock while
+            // we hold it would block that OS thread for good.
+            let handle = self.threads.lock().unwrap()[t].clone();
+            if let Some(handle) = handle {
                 handle.unpark();
             }
         }
@@ -182,7 +187,9 @@ impl Waiter {
     }
 
     fn start(&self) {
-        self.waiting.threads.lock().unwrap()[self.me] = Some(thread::current());
+        // Asked before the lock is taken, as in `Waiting::wake`.
+        let me = thread::current();
+        self.waiting.threads.lock().unwrap()[self.me] = Some(me);
     }
 
     /// A waker that wakes this thread (see [`Waiting`]).
@@ -521,9 +528,15 @@ pub fn generated<P: Subject>(model: Model) {
     let totals = Arc::new(Mutex::new(Vec::<(usize, usize, Ran)>::new()));
     let start = Instant::now();
     let strategy = P::scenarios();
+    let time_limit = scenario_time_limit();
+    let skipped = Arc::new(AtomicUsize::new(0));
     let result = {
-        let totals = totals.clone();
+        let (totals, skipped) = (totals.clone(), skipped.clone());
         runner.run(&strategy, move |scenario| {
+            if time_limit.is_some_and(|limit| start.elapsed() >= limit) {
+                skipped.fetch_add(1, SeqCst);
+                return Ok(());
+            }
             let scenario = Arc::new(scenario.keep_valid_handoffs());
             let ran =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_one::<P>(&scenario)))
@@ -584,8 +597,23 @@ pub fn generated<P: Subject>(model: Model) {
             ("linearization_reordered_the_calls", reordered),
             ("histories_checked", checked),
         ],
-        &format!(" largest_scenario={largest}_operations"),
+        &format!(
+            " largest_scenario={largest}_operations{}",
+            match skipped.load(SeqCst) {
+                0 => String::new(),
+                n => format!(" not_run_for_time={n}"),
+            }
+        ),
     );
+}
+
+/// `MODELSYNC_SCENARIO_SECS`: once this much time has passed, the
+/// remaining scenarios are drawn but not run, and the result line counts
+/// them (`not_run_for_time`). The nightly sets it to its per-model budget,
+/// so many scenarios fit a partition's time; pull requests leave it unset,
+/// so that their scenarios are the same on every machine.
+fn scenario_time_limit() -> Option<std::time::Duration> {
+    env_usize("MODELSYNC_SCENARIO_SECS").map(std::time::Duration::from_secs)
 }
 
 /// The loom budget of one generated scenario, in executions per attempt

@@ -498,13 +498,32 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     /// that finds a message ready reads no further slots, so the key table
     /// holds the keys of messages held, ready or waiting, not of the whole
     /// queue. Returns `None` only once every written message is filed
-    /// (with `wait_for_claimed`, every claimed one: `Reader::pop`).
-    fn next_ready(&mut self, wait_for_claimed: bool) -> Option<Box<Envelope<K, V>>> {
+    /// (with `wait_for_sends`, every message whose send took room).
+    fn next_ready(&mut self, wait_for_sends: bool) -> Option<Box<Envelope<K, V>>> {
         loop {
             if let Some(envelope) = self.core.pop_ready() {
                 return Some(envelope);
             }
-            let (keys, value) = self.reader.pop(&self.shared.slots, wait_for_claimed)?;
+            let Some((keys, value)) = self.reader.pop(&self.shared.slots) else {
+                // Every message the room counts as sent and not received
+                // is filed or on its way: its sender took room, and then
+                // claims its place and writes it, a few instructions. The
+                // user's `try_recv` waits for those (yielding, as
+                // crossbeam-channel's receiver waits for a slot being
+                // written), so that its answer is exact: the queue is in
+                // the order sends took room, and answering "nothing" there
+                // would leave a message whose send has returned (or whose
+                // room made another sender's `try_send` answer `Full`)
+                // unreceived behind a slower one (not linearizable: the
+                // models `keyed::sync_try_recv_finds_its_own_send` and
+                // `keyed::async_room_taken_before_full_is_received`). A
+                // blocking receive sleeps instead (`announce_waiting`).
+                if wait_for_sends && self.shared.room.taken_not_received() > self.filed {
+                    thread::yield_now();
+                    continue;
+                }
+                return None;
+            };
             let envelope = match self.spare.pop() {
                 Some(mut envelope) => {
                     envelope.refill(keys, value);
@@ -523,14 +542,14 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     }
 
     /// Receives the oldest deliverable message, if any; otherwise says why
-    /// not. The user's `try_recv` waits for messages claimed and being
-    /// written (`wait_for_claimed`), so that its answer is exact; a
-    /// blocking receive does not, and sleeps instead (`Reader::pop`).
-    fn try_recv(&mut self, wait_for_claimed: bool) -> Result<Message<K, V>, error::TryRecvError> {
+    /// not. The user's `try_recv` waits for messages whose sends took room
+    /// and are still writing them (`wait_for_sends`), so that its answer
+    /// is exact; a blocking receive does not, and sleeps instead.
+    fn try_recv(&mut self, wait_for_sends: bool) -> Result<Message<K, V>, error::TryRecvError> {
         // Releases first: a message on a key just released is then ready
         // as it is filed rather than promoted; either way it is ready.
         self.take_releases();
-        let mut next = self.next_ready(wait_for_claimed);
+        let mut next = self.next_ready(wait_for_sends);
         if next.is_none() {
             // Acquire: if every sender is gone, every message they sent is
             // written by now (`drop_sender`), so look once more before
@@ -540,7 +559,7 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
             if self.shared.senders.fetch_add(0, Acquire) != 0 {
                 return Err(self.why_empty(false));
             }
-            next = self.next_ready(wait_for_claimed);
+            next = self.next_ready(wait_for_sends);
         }
         match next {
             Some(envelope) => {
@@ -599,7 +618,7 @@ impl<K: Eq + Hash + Clone, V> Drop for Inbox<K, V> {
         let unread = taken - self.filed;
         let mut written = Vec::with_capacity(unread);
         while written.len() < unread {
-            match self.reader.pop(&self.shared.slots, false) {
+            match self.reader.pop(&self.shared.slots) {
                 Some(message) => written.push(message),
                 None => thread::yield_now(), // a sender between its slot and its write
             }

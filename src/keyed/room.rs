@@ -174,6 +174,21 @@ impl Room {
         }
     }
 
+    /// Messages taken and not yet received, counting every send that has
+    /// taken room, whether or not it has written its message yet. The
+    /// receiver's (it alone counts receives).
+    pub(super) fn taken_not_received(&self) -> usize {
+        // Relaxed: only a count; the messages are acquired through their
+        // slots. A read-modify-write, which reads the latest `claims`: a
+        // load could miss the room a send took before this call began
+        // (one that returned, or whose count another sender's `Full` saw).
+        let claims = self.claims.fetch_add(0, Relaxed);
+        // Relaxed: the received count is the caller's own.
+        let freed = self.freed.load(Relaxed);
+        // `as`: at most the capacity, at most 2^31 - 1.
+        queued(taken(claims), received(freed)) as usize
+    }
+
     /// Uncounts a sender that `try_take` counted asleep.
     pub(super) fn uncount_sleeper(&self) {
         // Relaxed: the count only gates the receiver's signal; a stale one

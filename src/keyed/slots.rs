@@ -142,9 +142,6 @@ unsafe impl<K: Send, V: Send> Sync for Slots<K, V> {}
 pub(super) struct Reader<K, V> {
     block: *mut Block<K, V>,
     offset: usize,
-    /// The position (as `Slots::tail` counts them) of the slot at
-    /// `offset`.
-    position: usize,
 }
 
 // SAFETY: the reader is the one party that reads slots and frees blocks;
@@ -163,7 +160,6 @@ pub(super) fn new<K, V>() -> (Slots<K, V>, Reader<K, V>) {
         Reader {
             block: first,
             offset: 0,
-            position: 0,
         },
     )
 }
@@ -277,38 +273,18 @@ impl<K, V> Reader<K, V> {
         unsafe { &(*self.block).slots[self.offset] }
     }
 
-    /// The next message, if it has been written. With
-    /// `wait_for_claimed`, `None` only if no sender has claimed its place:
-    /// a place claimed and not yet written (its sender is between the claim
-    /// and the write, a few instructions) is waited for, yielding, as
-    /// crossbeam-channel's receiver waits. The queue is in claim order, so
-    /// answering "nothing" there would leave a message whose send has
-    /// returned, behind the slower one, unreceived by a `try_recv` that
-    /// began after it (not linearizable: `keyed::sync_generated_scenarios`
-    /// found a thread's `try_recv` answering `Empty` after its own `send`).
-    /// A blocking receive does not wait here: it marks the place and
-    /// sleeps until the writer wakes it (`announce_waiting`), and answers
-    /// nothing meanwhile. `slots` is this queue's senders' side, which
-    /// keeps the blocks the reader is done with.
-    pub(super) fn pop(
-        &mut self,
-        slots: &Slots<K, V>,
-        wait_for_claimed: bool,
-    ) -> Option<(KeySet<K>, V)> {
+    /// The next message, if it has been written. A place claimed and not
+    /// yet written answers `None`: the user's `try_recv` waits for it
+    /// (`Inbox::next_ready`, which knows from the room that a message is
+    /// on its way), a blocking receive marks the place and sleeps until
+    /// the writer wakes it (`announce_waiting`). `slots` is this queue's
+    /// senders' side, which keeps the blocks the reader is done with.
+    pub(super) fn pop(&mut self, slots: &Slots<K, V>) -> Option<(KeySet<K>, V)> {
         let slot = self.slot();
         // Acquire: pairs with the writer's Release `fetch_or`, so that the
         // message (and, for a block's last slot, `next`) is visible.
-        while slot.state.load(Acquire) & WRITTEN == 0 {
-            // Relaxed: only whether the place is claimed; the message is
-            // acquired through the slot's state above. A read-modify-write,
-            // which reads the latest `tail`: a load could read one older
-            // than a claim made by a send that returned before this call
-            // began (loom finds it through another thread's `Full`:
-            // `keyed::async_generated_scenarios`).
-            if !wait_for_claimed || slots.tail.fetch_add(0, Relaxed) <= self.position {
-                return None;
-            }
-            thread::yield_now();
+        if slot.state.load(Acquire) & WRITTEN == 0 {
+            return None;
         }
         let message = slot.message.with(|cell| {
             // SAFETY: written (the bit says so), and read once: the reader
@@ -316,10 +292,7 @@ impl<K, V> Reader<K, V> {
             unsafe { (*cell).assume_init_read() }
         });
         self.offset += 1;
-        self.position += 1;
         if self.offset == BLOCK_CAP {
-            // Past the "next block" marker's position too.
-            self.position += 1;
             // SAFETY: the block is the reader's; its last slot was written,
             // and its writer stored `next` first.
             // Relaxed: made visible by the Acquire load above.
