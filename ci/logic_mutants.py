@@ -95,6 +95,8 @@ def table(outcomes, when, version):
 
 def write_doc(text, begin=BEGIN, end=END):
     DOC.write_text(splice(DOC.read_text(), begin, end, text, "mutants/LOGIC.md"))
+    # The summary at the top of VERIFICATION.md counts these results.
+    subprocess.run([sys.executable, str(ROOT / "ci" / "summary.py")], check=True)
 
 
 def version():

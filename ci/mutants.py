@@ -484,6 +484,8 @@ def verification_with_generated_parts(results, text):
 
 def write_verification(results):
     VERIFICATION.write_text(verification_with_generated_parts(results, VERIFICATION.read_text()))
+    # The summary at the top counts these results.
+    subprocess.run([sys.executable, str(ROOT / "ci" / "summary.py")], check=True)
 
 
 def check(verbose=True):
