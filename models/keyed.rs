@@ -1537,11 +1537,13 @@ fn sync_try_recv_finds_its_own_send() {
 /// 3's message) and the second `try_recv` answered `Empty` (not seeing
 /// it): no order of the six operations explains both. `try_recv` now
 /// waits for every message whose send took room (`Inbox::next_ready`).
-/// Bound 1, which fails the old code: at bound 2 loom's exploration does
-/// not end, because the receiver's wait and a sender's wait at a block's
-/// "next block" marker can yield to each other forever while the sender
-/// installing the block is never scheduled (loom bounds preemptions, not
-/// switches at a yield); VERIFICATION.md, "What is not covered".
+/// Bound 1, which fails the old code. Capped because at bound 2 loom's
+/// exploration did not end while the receiver waited by yielding: its wait
+/// and a sender's wait at a block's "next block" marker could yield to
+/// each other forever while the sender installing the block was never
+/// scheduled (loom bounds preemptions, not switches at a yield). The
+/// receiver now sleeps until the writer wakes it; bound 2 has not been
+/// measured since (VERIFICATION.md, "What is not covered").
 ///
 /// Checks: K-3, K-7.
 #[test]

@@ -6,7 +6,7 @@ use std::hash::Hash;
 use std::time::{Duration, Instant};
 
 use super::error::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
-use super::{Exclusive, Inbox, Message, Refused, Shared, Wake};
+use super::{Exclusive, Inbox, Message, Refused, SendInFlight, Shared, Wake};
 use crate::park::Parker;
 use crate::sync::{thread, Arc, Condvar, Mutex};
 
@@ -126,7 +126,7 @@ impl<K: Eq + Hash + Clone, V> SyncReceiver<K, V> {
 
     fn recv_until(&mut self, deadline: Option<Instant>) -> Result<Message<K, V>, RecvTimeoutError> {
         loop {
-            match self.inbox.get_mut().try_recv(false) {
+            match self.inbox.get_mut().try_recv() {
                 Ok(message) => return Ok(message),
                 Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
                 Err(TryRecvError::Empty | TryRecvError::Conflicted) => {}
@@ -151,8 +151,25 @@ impl<K: Eq + Hash + Clone, V> SyncReceiver<K, V> {
     /// Receives without blocking: `Empty` if nothing is queued,
     /// `Conflicted` if everything queued waits for a key, `Disconnected`
     /// if every sender is gone and nothing is queued.
+    ///
+    /// Exact: `Empty` or `Conflicted` only if no message whose send
+    /// returned before this call began (or that another sender's `Full`
+    /// counted) could be received. A send in progress that this answer
+    /// depends on is waited for (parked, until its writer wakes the
+    /// receiver), as tokio's mpsc `try_recv` waits.
     pub fn try_recv(&mut self) -> Result<Message<K, V>, TryRecvError> {
-        self.inbox.get_mut().try_recv(true)
+        loop {
+            match self.inbox.get_mut().try_recv_exact() {
+                Ok(answer) => return answer,
+                // After the announcement, the writer of the next place
+                // (or a release) unparks; a stale permit only looks again.
+                Err(SendInFlight) => {
+                    if self.inbox.get_mut().announce_waiting() {
+                        self.parker.get_mut().park();
+                    }
+                }
+            }
+        }
     }
 
     /// Keys the channel keeps bookkeeping for (held or waited for), after

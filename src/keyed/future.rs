@@ -9,8 +9,9 @@ use std::hash::Hash;
 use std::pin::pin;
 
 use super::error::{RecvError, SendError, TryRecvError, TrySendError};
-use super::{Exclusive, Inbox, Message, Refused, Shared, Wake};
+use super::{Exclusive, Inbox, Message, Refused, SendInFlight, Shared, Wake};
 use crate::notify::Notify;
+use crate::park::{Parker, Unparker};
 use crate::sync::Arc;
 
 /// A keyed channel for async tasks, holding at most `capacity` messages
@@ -135,7 +136,7 @@ impl<K: Eq + Hash + Clone, V> Receiver<K, V> {
         }
         let inbox = self.inbox.get_mut();
         loop {
-            match inbox.try_recv(false) {
+            match inbox.try_recv() {
                 Ok(message) => {
                     self.streak += 1;
                     return Ok(message);
@@ -158,8 +159,31 @@ impl<K: Eq + Hash + Clone, V> Receiver<K, V> {
     /// Receives without waiting: `Empty` if nothing is queued,
     /// `Conflicted` if everything queued waits for a key, `Disconnected`
     /// if every sender is gone and nothing is queued.
+    ///
+    /// Exact: `Empty` or `Conflicted` only if no message whose send
+    /// returned before this call began (or that another sender's `Full`
+    /// counted) could be received. A send in progress that this answer
+    /// depends on is waited for, parking this thread until its writer
+    /// wakes the receiver, as tokio's mpsc `try_recv` does (a task's send
+    /// does not suspend between taking room and writing, so this waits
+    /// only for a thread preempted there).
     pub fn try_recv(&mut self) -> Result<Message<K, V>, TryRecvError> {
-        self.inbox.get_mut().try_recv(true)
+        let inbox = self.inbox.get_mut();
+        loop {
+            match inbox.try_recv_exact() {
+                Ok(answer) => return answer,
+                Err(SendInFlight) => {
+                    // After the announcement, the writer of the next place
+                    // (or a release) notifies; a notification before the
+                    // wait is kept as the `Notify`'s permit.
+                    if !inbox.announce_waiting() {
+                        continue;
+                    }
+                    let (ready, _) = notifies(&inbox.shared);
+                    wait_on_this_thread(pin!(ready.notified()));
+                }
+            }
+        }
     }
 
     /// Keys the channel keeps bookkeeping for (held or waited for), after
@@ -202,5 +226,27 @@ impl<K: Eq + Hash + Clone, V> fmt::Debug for Sender<K, V> {
 impl<K: Eq + Hash + Clone, V> fmt::Debug for Receiver<K, V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Receiver").finish_non_exhaustive()
+    }
+}
+
+/// Polls `future` to completion on this thread, parking it in between.
+/// A fresh parker each time: this runs only while a send is in progress,
+/// and a parker shared with `block_on` would make a `try_recv` inside
+/// `block_on` look like a nested `block_on`.
+fn wait_on_this_thread<F: std::future::Future<Output = ()>>(mut future: std::pin::Pin<&mut F>) {
+    struct Unpark(Unparker);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let parker = Parker::new();
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(parker.unparker().clone())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    while future.as_mut().poll(&mut cx).is_pending() {
+        parker.park();
     }
 }

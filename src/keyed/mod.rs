@@ -188,6 +188,15 @@ struct Shared<K, V> {
 // One per channel, inside its `Arc`: boxing the larger variant (loom's
 // `Notify` is) would only add an indirection to every wake.
 #[allow(clippy::large_enum_variant)]
+/// How many times the user's `try_recv` looks again for a send in
+/// progress before it sleeps (none under the models, where each look is a
+/// scheduling point: the sleep is the path they check).
+const IN_FLIGHT_SPINS: u32 = if cfg!(any(loom, shuttle)) { 0 } else { 100 };
+
+/// A send that took room has not yet written its message
+/// (`Inbox::try_recv_exact`).
+struct SendInFlight;
+
 enum Wake {
     Blocking {
         receiver: Unparker,
@@ -497,33 +506,13 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     /// in the order they took their places, until one is ready. A receive
     /// that finds a message ready reads no further slots, so the key table
     /// holds the keys of messages held, ready or waiting, not of the whole
-    /// queue. Returns `None` only once every written message is filed
-    /// (with `wait_for_sends`, every message whose send took room).
-    fn next_ready(&mut self, wait_for_sends: bool) -> Option<Box<Envelope<K, V>>> {
+    /// queue. Returns `None` only once every written message is filed.
+    fn next_ready(&mut self) -> Option<Box<Envelope<K, V>>> {
         loop {
             if let Some(envelope) = self.core.pop_ready() {
                 return Some(envelope);
             }
-            let Some((keys, value)) = self.reader.pop(&self.shared.slots) else {
-                // Every message the room counts as sent and not received
-                // is filed or on its way: its sender took room, and then
-                // claims its place and writes it, a few instructions. The
-                // user's `try_recv` waits for those (yielding, as
-                // crossbeam-channel's receiver waits for a slot being
-                // written), so that its answer is exact: the queue is in
-                // the order sends took room, and answering "nothing" there
-                // would leave a message whose send has returned (or whose
-                // room made another sender's `try_send` answer `Full`)
-                // unreceived behind a slower one (not linearizable: the
-                // models `keyed::sync_try_recv_finds_its_own_send` and
-                // `keyed::async_room_taken_before_full_is_received`). A
-                // blocking receive sleeps instead (`announce_waiting`).
-                if wait_for_sends && self.shared.room.taken_not_received() > self.filed {
-                    thread::yield_now();
-                    continue;
-                }
-                return None;
-            };
+            let (keys, value) = self.reader.pop(&self.shared.slots)?;
             let envelope = match self.spare.pop() {
                 Some(mut envelope) => {
                     envelope.refill(keys, value);
@@ -541,15 +530,14 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
         }
     }
 
-    /// Receives the oldest deliverable message, if any; otherwise says why
-    /// not. The user's `try_recv` waits for messages whose sends took room
-    /// and are still writing them (`wait_for_sends`), so that its answer
-    /// is exact; a blocking receive does not, and sleeps instead.
-    fn try_recv(&mut self, wait_for_sends: bool) -> Result<Message<K, V>, error::TryRecvError> {
+    /// Receives the oldest deliverable message written so far, if any;
+    /// otherwise says why not. A blocking receive's look: if the answer is
+    /// no, it sleeps until a writer or a release wakes it.
+    fn try_recv(&mut self) -> Result<Message<K, V>, error::TryRecvError> {
         // Releases first: a message on a key just released is then ready
         // as it is filed rather than promoted; either way it is ready.
         self.take_releases();
-        let mut next = self.next_ready(wait_for_sends);
+        let mut next = self.next_ready();
         if next.is_none() {
             // Acquire: if every sender is gone, every message they sent is
             // written by now (`drop_sender`), so look once more before
@@ -559,7 +547,7 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
             if self.shared.senders.fetch_add(0, Acquire) != 0 {
                 return Err(self.why_empty(false));
             }
-            next = self.next_ready(wait_for_sends);
+            next = self.next_ready();
         }
         match next {
             Some(envelope) => {
@@ -572,6 +560,45 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
                 })
             }
             None => Err(self.why_empty(true)),
+        }
+    }
+
+    /// The user's `try_recv`: as `try_recv`, but where the answer would be
+    /// `Empty` or `Conflicted` while a send that took room has not yet
+    /// written its message, `Err(SendInFlight)`: the flavour then waits
+    /// for the writer, as a blocking receive does (`announce_waiting`),
+    /// and asks again, so that the answer is exact. The queue is in the
+    /// order sends took room, so answering "nothing" there would leave a
+    /// message whose send has returned (or whose room made another
+    /// sender's `try_send` answer `Full`) unreceived behind a slower one:
+    /// not linearizable (`keyed::sync_try_recv_finds_its_own_send`,
+    /// `keyed::async_room_taken_before_full_is_received`). tokio's mpsc
+    /// `try_recv` waits in the same way for a send in progress, parking
+    /// the thread. The window is a sender's few instructions between taking
+    /// room and writing its place, unless its thread is preempted there;
+    /// sleeping rather than yielding leaves the CPU to it (yielding cost the
+    /// sync conflict benchmark, where the receiver reads up to the senders'
+    /// tail, 12 times its time: BENCHMARKS.md).
+    fn try_recv_exact(
+        &mut self,
+    ) -> Result<Result<Message<K, V>, error::TryRecvError>, SendInFlight> {
+        let mut spins = 0;
+        loop {
+            match self.try_recv() {
+                Err(error::TryRecvError::Empty | error::TryRecvError::Conflicted)
+                    if self.shared.room.taken_not_received() > self.filed =>
+                {
+                    // A sender that is running writes within a few hundred
+                    // cycles: look again a few times before sleeping.
+                    if spins < IN_FLIGHT_SPINS {
+                        spins += 1;
+                        crate::sync::spin_loop();
+                        continue;
+                    }
+                    return Err(SendInFlight);
+                }
+                answer => return Ok(answer),
+            }
         }
     }
 

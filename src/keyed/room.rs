@@ -180,8 +180,10 @@ impl Room {
     pub(super) fn taken_not_received(&self) -> usize {
         // Relaxed: only a count; the messages are acquired through their
         // slots. A read-modify-write, which reads the latest `claims`: a
-        // load could miss the room a send took before this call began
-        // (one that returned, or whose count another sender's `Full` saw).
+        // load could miss the room taken by a send that another sender's
+        // `Full` counted, when that `Full` must come before this call
+        // because a receive between them (here, before it) freed room
+        // after the `Full` looked (loom: `keyed::async_try_send_full_only_when_full`).
         let claims = self.claims.fetch_add(0, Relaxed);
         // Relaxed: the received count is the caller's own.
         let freed = self.freed.load(Relaxed);

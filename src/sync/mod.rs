@@ -49,6 +49,14 @@
 //! - **`thread_local!`**: loom's and shuttle's accept only the
 //!   `static NAME: T = expr;` form, not `const { expr }`, and reset their
 //!   values for every execution.
+//! - **Model-build constants**: a few sizes and policies differ under
+//!   loom and shuttle (and Miri), so that the models reach what they are
+//!   for in few steps; each is argued where it is defined: the keyed
+//!   channel's blocks of 2 slots (`LAP`, 31 in production), `Notify`'s
+//!   wake batch of 2 (`WAKE_BATCH`, 32), the parker's yield before sleeping
+//!   (`YIELD_BEFORE_SLEEP`, off), and the keyed `try_recv`'s looks before
+//!   it sleeps for a send in progress (`IN_FLIGHT_SPINS`, 0 against 100: the
+//!   models check the sleep, the path the looks only shortcut).
 //! - **Threads**: [`thread::spawn`], [`thread::park`] and
 //!   [`thread::current`] are the backend's; `std::thread::scope`,
 //!   `Builder` and thread names have no equivalent here.
