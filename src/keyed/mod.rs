@@ -183,11 +183,6 @@ struct Shared<K, V> {
     hasher: RandomState,
 }
 
-/// How a flavour's waiters wait: the sync receiver on a `Parker`, sync
-/// senders on a condition variable, the async ones on `Notify`s.
-// One per channel, inside its `Arc`: boxing the larger variant (loom's
-// `Notify` is) would only add an indirection to every wake.
-#[allow(clippy::large_enum_variant)]
 /// How many times the user's `try_recv` looks again for a send in
 /// progress before it sleeps (none under the models, where each look is a
 /// scheduling point: the sleep is the path they check).
@@ -197,6 +192,11 @@ const IN_FLIGHT_SPINS: u32 = if cfg!(any(loom, shuttle)) { 0 } else { 100 };
 /// (`Inbox::try_recv_exact`).
 struct SendInFlight;
 
+/// How a flavour's waiters wait: the sync receiver on a `Parker`, sync
+/// senders on a condition variable, the async ones on `Notify`s.
+// One per channel, inside its `Arc`: boxing the larger variant (loom's
+// `Notify` is) would only add an indirection to every wake.
+#[allow(clippy::large_enum_variant)]
 enum Wake {
     Blocking {
         receiver: Unparker,
@@ -582,7 +582,7 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     fn try_recv_exact(
         &mut self,
     ) -> Result<Result<Message<K, V>, error::TryRecvError>, SendInFlight> {
-        let mut spins = 0;
+        let mut looks_left = IN_FLIGHT_SPINS;
         loop {
             match self.try_recv() {
                 Err(error::TryRecvError::Empty | error::TryRecvError::Conflicted)
@@ -590,8 +590,8 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
                 {
                     // A sender that is running writes within a few hundred
                     // cycles: look again a few times before sleeping.
-                    if spins < IN_FLIGHT_SPINS {
-                        spins += 1;
+                    if looks_left > 0 {
+                        looks_left -= 1;
                         crate::sync::spin_loop();
                         continue;
                     }
