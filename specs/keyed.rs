@@ -129,6 +129,15 @@ impl<K: Ord + Clone + Debug + Hash> Keyed<K> {
         found
     }
 
+    /// Each receive the specification allows, as the return it gives and
+    /// the state after it (`Recv` and `TryRecv` alike).
+    fn received_outcomes(&self) -> Vec<(Ret, Self)> {
+        self.receives()
+            .into_iter()
+            .map(|(item, next)| (Ret::Received(Ok(item)), next))
+            .collect()
+    }
+
     /// Every receive of a deliverable message, as (item, state after).
     fn receives(&self) -> Vec<(usize, Self)> {
         self.deliverable()
@@ -176,11 +185,7 @@ impl<K: Ord + Clone + Debug + Hash> Spec for Keyed<K> {
                 }
             }
             Op::Recv => {
-                let got: Vec<(Ret, Self)> = self
-                    .receives()
-                    .into_iter()
-                    .map(|(item, next)| (Ret::Received(Ok(item)), next))
-                    .collect();
+                let got = self.received_outcomes();
                 if !got.is_empty() {
                     got
                 } else if self.queue.is_empty() && self.senders == 0 {
@@ -190,11 +195,7 @@ impl<K: Ord + Clone + Debug + Hash> Spec for Keyed<K> {
                 }
             }
             Op::TryRecv => {
-                let got: Vec<(Ret, Self)> = self
-                    .receives()
-                    .into_iter()
-                    .map(|(item, next)| (Ret::Received(Ok(item)), next))
-                    .collect();
+                let got = self.received_outcomes();
                 if !got.is_empty() {
                     got
                 } else if !self.queue.is_empty() {
