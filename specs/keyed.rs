@@ -115,16 +115,15 @@ impl<K: Ord + Clone + Debug + Hash> Keyed<K> {
 
     /// The items of the deliverable messages, oldest first.
     pub fn deliverable(&self) -> Vec<usize> {
-        let held = self.held();
+        // A message is deliverable when no key of it is held and no earlier
+        // queued message shares a key with it: `blocked` gathers both.
+        let mut blocked = self.held();
         let mut found = Vec::new();
-        for (i, (item, keys)) in self.queue.iter().enumerate() {
-            let free = keys.iter().all(|k| !held.contains(k));
-            let first = self.queue[..i]
-                .iter()
-                .all(|(_, earlier)| earlier.iter().all(|k| !keys.contains(k)));
-            if free && first {
+        for (item, keys) in &self.queue {
+            if keys.iter().all(|k| !blocked.contains(k)) {
                 found.push(*item);
             }
+            blocked.extend(keys.iter().cloned());
         }
         found
     }
