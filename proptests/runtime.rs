@@ -1130,3 +1130,142 @@ fn auto_traits_match_tokio() {
     fn error<T: std::error::Error + Send + Sync + 'static>() {}
     error::<JoinError>();
 }
+
+// ---------------------------------------------------------------------
+// The handles against the runtime's specification (`specs/runtime.rs`).
+
+/// What a generated task's future does.
+#[derive(Clone, Copy, Debug)]
+enum Body {
+    /// Yields this many times, then returns its item.
+    Returns { yields: u8 },
+    /// Yields this many times, then panics (its item dropped by the
+    /// unwinding).
+    Panics { yields: u8 },
+}
+
+/// A handle operation; tasks are named by the order of their spawns (an
+/// index past the last spawn wraps round).
+#[derive(Clone, Copy, Debug)]
+enum HandleOp {
+    Spawn(Body),
+    Abort(usize),
+    IsFinished(usize),
+    Join(usize),
+}
+
+fn handle_op() -> impl Strategy<Value = HandleOp> {
+    let yields = 0u8..4;
+    prop_oneof![
+        3 => yields.clone().prop_map(|yields| HandleOp::Spawn(Body::Returns { yields })),
+        1 => yields.prop_map(|yields| HandleOp::Spawn(Body::Panics { yields })),
+        2 => (0usize..4).prop_map(HandleOp::Abort),
+        3 => (0usize..4).prop_map(HandleOp::IsFinished),
+        2 => (0usize..4).prop_map(HandleOp::Join),
+    ]
+}
+
+/// A task's item: records its drop, so that each is seen dropped once.
+struct Item {
+    id: usize,
+    dropped: Arc<modelsync::sync::Mutex<Vec<usize>>>,
+}
+
+impl Drop for Item {
+    fn drop(&mut self) {
+        self.dropped.lock().push(self.id);
+    }
+}
+
+proptest! {
+    #![proptest_config(crate::support::proptest_config(256))]
+
+    /// Random spawns (of tasks that return or panic after a few yields),
+    /// aborts, `is_finished` calls and joins on a runtime of two workers,
+    /// which run the tasks meanwhile. The calls and their returns are a
+    /// history, checked against the specification (`specs/runtime.rs`):
+    /// `is_finished` never goes back; an abort that began after the task
+    /// finished keeps its output; only an aborted task is cancelled; a
+    /// returning task never panicked. Every task is joined in the end and
+    /// every item is dropped exactly once.
+    ///
+    /// Checks.
+    #[test]
+    fn handles_match_the_specification(ops in proptest::collection::vec(handle_op(), 1..24)) {
+        use crate::harness::linearizability::{check, History, Operation};
+        use crate::specs::runtime as spec;
+
+        let rt = runtime(2);
+        let dropped = Arc::new(modelsync::sync::Mutex::new(Vec::new()));
+        let mut handles: Vec<Option<JoinHandle<Item>>> = Vec::new();
+        let mut history: Vec<Operation<spec::Runtime>> = Vec::new();
+        let joined = |result: Result<Item, JoinError>| {
+            spec::Ret::Joined(match result {
+                Ok(item) => spec::Outcome::Output(item.id),
+                Err(e) if e.is_cancelled() => spec::Outcome::Cancelled,
+                Err(_) => spec::Outcome::Panicked,
+            })
+        };
+        // One thread calls: each operation returns before the next is
+        // called, so the history's real time is the order of the calls.
+        let mut record = |op: spec::Op, ret: spec::Ret| {
+            let called = 2 * history.len() as u64;
+            history.push(Operation { thread: 0, op, ret: Some(ret), called, returned: Some(called + 1) });
+        };
+        let ops = ops.into_iter().chain((0..4).map(HandleOp::Join));
+        for op in ops {
+            let task = |i: usize| (!handles.is_empty()).then(|| i % handles.len());
+            match op {
+                HandleOp::Spawn(body) => {
+                    let id = handles.len();
+                    let item = Item { id, dropped: dropped.clone() };
+                    let (yields, panics, spec_body) = match body {
+                        Body::Returns { yields } => (yields, false, spec::Body::Returns(id)),
+                        Body::Panics { yields } => (yields, true, spec::Body::Panics),
+                    };
+                    handles.push(Some(rt.spawn(async move {
+                        for _ in 0..yields {
+                            yield_now().await;
+                        }
+                        if panics {
+                            std::panic::panic_any(id);
+                        }
+                        item
+                    })));
+                    record(spec::Op::Spawn(id, spec_body), spec::Ret::Unit);
+                }
+                HandleOp::Abort(i) => {
+                    let Some(t) = task(i) else { continue };
+                    let Some(handle) = &handles[t] else { continue };
+                    handle.abort();
+                    record(spec::Op::Abort(t), spec::Ret::Unit);
+                }
+                HandleOp::IsFinished(i) => {
+                    let Some(t) = task(i) else { continue };
+                    let Some(handle) = &handles[t] else { continue };
+                    record(spec::Op::IsFinished(t), spec::Ret::Bool(handle.is_finished()));
+                }
+                HandleOp::Join(i) => {
+                    let Some(t) = task(i) else { continue };
+                    let Some(handle) = handles[t].take() else { continue };
+                    record(spec::Op::Join(t), joined(rt.block_on(handle)));
+                }
+            }
+        }
+        // Every task joined: the loop above ends by joining tasks 0 to 3
+        // (those not joined yet), and any later ones here.
+        for (t, handle) in handles.iter_mut().enumerate() {
+            if let Some(handle) = handle.take() {
+                record(spec::Op::Join(t), joined(rt.block_on(handle)));
+            }
+        }
+        drop(rt);
+        let history = History::real_time(spec::Runtime::default(), history);
+        if let Err(failure) = check(&history) {
+            prop_assert!(false, "{}", failure);
+        }
+        let mut dropped = dropped.lock().clone();
+        dropped.sort_unstable();
+        prop_assert_eq!(dropped, (0..handles.len()).collect::<Vec<_>>(), "each item dropped once");
+    }
+}

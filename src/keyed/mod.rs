@@ -68,9 +68,9 @@
 //!   message) expected (a release also pays for the messages it makes
 //!   ready), never a scan of the queue; memory is O(queued messages + held
 //!   keys), plus at most a bounded amount kept for reuse (a key table
-//!   array below 4,096 places, 1,024 envelopes): a key's bookkeeping is
+//!   array below 65,536 places, 1,024 envelopes): a key's bookkeeping is
 //!   freed when nothing holds or waits for it, and a key table array of
-//!   4,096 places or more at most a sixteenth full is shrunk, at the
+//!   65,536 places or more at most a sixteenth full is shrunk, at the
 //!   receiver's next call after the releases (K-6).
 //!
 //! # How it works

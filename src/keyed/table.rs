@@ -35,8 +35,14 @@
 //! memory back. On traces of the conflict benchmark, whose tracked keys
 //! swing between none and thousands within a run, shrinking whenever the
 //! array was sparse resized it 90 to 150 times a run (growing it back
-//! 230 to 380 times) and cost about a fifth of the run's time; with these
-//! rules it shrinks 2 to 4 times a run, all large arrays. Either way a
+//! 230 to 380 times) and cost about a fifth of the run's time. Shrinking
+//! at once from 4,096 places still shrank its arrays (8,192 to 32,768
+//! places, for up to 10,000 keys) 2 to 4 times a run and cost the sync
+//! conflict run 19% (29.6 to 35.2 ms, ten interleaved rounds on H3; with
+//! no shrinking, 29.0 ms), since each shrink is followed by the doublings
+//! back and their fresh memory; so only arrays past the conflict
+//! benchmark's (65,536 places: 2 MiB with 8-byte keys, the memory a
+//! one-off burst leaves) shrink at once. Either way a
 //! resize of `n` places follows at least `n / 16` inserts or removes since
 //! the last (a sixteenth full after half full, or a window), so resizing
 //! costs amortised O(1) per operation. The array starts at `MIN_PLACES`
@@ -46,9 +52,9 @@
 /// Places in the smallest table that holds anything.
 const MIN_PLACES: usize = 64;
 
-/// A sparse array this large (128 KiB with 8-byte keys) shrinks at the
+/// A sparse array this large (2 MiB with 8-byte keys) shrinks at the
 /// receiver's next call.
-const SHRINK_AT_ONCE: usize = 4096;
+const SHRINK_AT_ONCE: usize = 65_536;
 
 /// A smaller array is judged over windows of this many times its places
 /// in inserts and removes.
