@@ -39,15 +39,6 @@ fn history() -> (Recorder<spec::Runtime>, ThreadRecorder<spec::Runtime>) {
     (history, main)
 }
 
-/// What a join returned, as the specification says it.
-fn joined<T>(result: &Result<T, JoinError>, output: impl Fn(&T) -> usize) -> spec::Ret {
-    spec::Ret::Joined(match result {
-        Ok(value) => spec::Outcome::Output(output(value)),
-        Err(e) if e.is_cancelled() => spec::Outcome::Cancelled,
-        Err(_) => spec::Outcome::Panicked,
-    })
-}
-
 // ---------------------------------------------------------------------
 // The task state machine on its own.
 
@@ -743,7 +734,7 @@ fn abort_racing_wake_of_a_real_task() {
             let result = main.op(
                 spec::Op::Join(0),
                 || modelsync::block_on(handle),
-                |result| joined(result, Tracked::id),
+                |result| spec::Ret::Joined(spec::Outcome::of(result, Tracked::id)),
             );
             if cfg!(any(loom, shuttle)) {
                 // Labels are exact only where the threads are serialised.
@@ -869,7 +860,7 @@ fn join_output_delivered() {
         let (item, waited) = main.op(
             spec::Op::Join(0),
             || join_noting_a_wait(&rt, handle),
-            |(result, _)| joined(result, Tracked::id),
+            |(result, _)| spec::Ret::Joined(spec::Outcome::of(result, Tracked::id)),
         );
         assert_eq!(data.read(), 11);
         ledger.deliver(item.unwrap());
@@ -954,7 +945,11 @@ fn panic_in_a_task_racing_its_join() {
             let (result, waited) = main.op(
                 spec::Op::Join(0),
                 || join_noting_a_wait(&rt, handle),
-                |(result, _)| joined(result, |_: &()| unreachable!("the task panicked")),
+                |(result, _)| {
+                    spec::Ret::Joined(spec::Outcome::of(result, |_: &()| {
+                        unreachable!("the task panicked")
+                    }))
+                },
             );
             history.check();
             assert_panicked_with(result.expect_err("the task panicked"), 7);

@@ -1165,18 +1165,6 @@ fn handle_op() -> impl Strategy<Value = HandleOp> {
     ]
 }
 
-/// A task's item: records its drop, so that each is seen dropped once.
-struct Item {
-    id: usize,
-    dropped: Arc<modelsync::sync::Mutex<Vec<usize>>>,
-}
-
-impl Drop for Item {
-    fn drop(&mut self) {
-        self.dropped.lock().push(self.id);
-    }
-}
-
 proptest! {
     #![proptest_config(crate::support::proptest_config(256))]
 
@@ -1193,18 +1181,22 @@ proptest! {
     #[test]
     fn handles_match_the_specification(ops in proptest::collection::vec(handle_op(), 1..24)) {
         use crate::harness::linearizability::{check, History, Operation};
+        use crate::harness::{Ledger, Tracked};
         use crate::specs::runtime as spec;
 
         let rt = runtime(2);
-        let dropped = Arc::new(modelsync::sync::Mutex::new(Vec::new()));
-        let mut handles: Vec<Option<JoinHandle<Item>>> = Vec::new();
+        let spawns = ops.iter().filter(|op| matches!(op, HandleOp::Spawn(_))).count();
+        let ledger = Ledger::new(spawns);
+        let mut handles: Vec<Option<JoinHandle<Tracked>>> = Vec::new();
         let mut history: Vec<Operation<spec::Runtime>> = Vec::new();
-        let joined = |result: Result<Item, JoinError>| {
-            spec::Ret::Joined(match result {
-                Ok(item) => spec::Outcome::Output(item.id),
-                Err(e) if e.is_cancelled() => spec::Outcome::Cancelled,
-                Err(_) => spec::Outcome::Panicked,
-            })
+        // What a join returned, as the specification says it; an output is
+        // delivered (at most once, the ledger checks).
+        let joined = |result: Result<Tracked, JoinError>| {
+            let ret = spec::Ret::Joined(spec::Outcome::of(&result, Tracked::id));
+            if let Ok(item) = result {
+                ledger.deliver(item);
+            }
+            ret
         };
         // One thread calls: each operation returns before the next is
         // called, so the history's real time is the order of the calls.
@@ -1218,7 +1210,7 @@ proptest! {
             match op {
                 HandleOp::Spawn(body) => {
                     let id = handles.len();
-                    let item = Item { id, dropped: dropped.clone() };
+                    let item = ledger.item(id);
                     let (yields, panics, spec_body) = match body {
                         Body::Returns { yields } => (yields, false, spec::Body::Returns(id)),
                         Body::Panics { yields } => (yields, true, spec::Body::Panics),
@@ -1264,8 +1256,6 @@ proptest! {
         if let Err(failure) = check(&history) {
             prop_assert!(false, "{}", failure);
         }
-        let mut dropped = dropped.lock().clone();
-        dropped.sort_unstable();
-        prop_assert_eq!(dropped, (0..handles.len()).collect::<Vec<_>>(), "each item dropped once");
+        ledger.assert_all_dropped_once();
     }
 }

@@ -28,6 +28,7 @@
 //! effect but what a finishing task does on its own.
 
 use crate::harness::linearizability::Spec;
+use modelsync::runtime::JoinError;
 
 /// What a task's future does when it is polled to the end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -43,6 +44,17 @@ pub enum Outcome {
     Output(usize),
     Panicked,
     Cancelled,
+}
+
+impl Outcome {
+    /// What a join's `result` says; `output` names the item an output is.
+    pub fn of<T>(result: &Result<T, JoinError>, output: impl Fn(&T) -> usize) -> Self {
+        match result {
+            Ok(value) => Outcome::Output(output(value)),
+            Err(e) if e.is_cancelled() => Outcome::Cancelled,
+            Err(_) => Outcome::Panicked,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

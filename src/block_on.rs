@@ -28,7 +28,7 @@
 
 use std::cell::RefCell;
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::task::{Context, Poll, Wake, Waker};
 
 use crate::park::{Parker, Unparker};
@@ -57,8 +57,30 @@ struct Cached {
 impl Cached {
     fn new() -> Self {
         let parker = Parker::new();
-        let waker = Waker::from(std::sync::Arc::new(ThreadWaker(parker.unparker().clone())));
+        let waker = unparking_waker(&parker);
         Cached { parker, waker }
+    }
+}
+
+/// A waker that unparks `parker`'s thread.
+pub(crate) fn unparking_waker(parker: &Parker) -> Waker {
+    Waker::from(std::sync::Arc::new(ThreadWaker(parker.unparker().clone())))
+}
+
+/// Polls `future` until it completes, parking on `parker` while it is
+/// pending; `waker` must unpark `parker` (`unparking_waker`). The loop of
+/// [`block_on`], for a caller that brings its own parker.
+pub(crate) fn poll_parked<F: Future + ?Sized>(
+    mut future: Pin<&mut F>,
+    parker: &Parker,
+    waker: &Waker,
+) -> F::Output {
+    let mut context = Context::from_waker(waker);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
+            return output;
+        }
+        parker.park();
     }
 }
 
@@ -86,12 +108,6 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
                  the outer future would never be polled again (deadlock)"
             )
         });
-        let mut context = Context::from_waker(&cached.waker);
-        loop {
-            if let Poll::Ready(output) = future.as_mut().poll(&mut context) {
-                return output;
-            }
-            cached.parker.park();
-        }
+        poll_parked(future.as_mut(), &cached.parker, &cached.waker)
     })
 }

@@ -11,7 +11,7 @@ use std::pin::pin;
 use super::error::{RecvError, SendError, TryRecvError, TrySendError};
 use super::{Exclusive, Inbox, Message, Refused, SendInFlight, Shared, Wake};
 use crate::notify::Notify;
-use crate::park::{Parker, Unparker};
+use crate::park::Parker;
 use crate::sync::Arc;
 
 /// A keyed channel for async tasks, holding at most `capacity` messages
@@ -233,20 +233,7 @@ impl<K: Eq + Hash + Clone, V> fmt::Debug for Receiver<K, V> {
 /// A fresh parker each time: this runs only while a send is in progress,
 /// and a parker shared with `block_on` would make a `try_recv` inside
 /// `block_on` look like a nested `block_on`.
-fn wait_on_this_thread<F: std::future::Future<Output = ()>>(mut future: std::pin::Pin<&mut F>) {
-    struct Unpark(Unparker);
-    impl std::task::Wake for Unpark {
-        fn wake(self: std::sync::Arc<Self>) {
-            self.0.unpark();
-        }
-        fn wake_by_ref(self: &std::sync::Arc<Self>) {
-            self.0.unpark();
-        }
-    }
+fn wait_on_this_thread<F: std::future::Future<Output = ()>>(future: std::pin::Pin<&mut F>) {
     let parker = Parker::new();
-    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(parker.unparker().clone())));
-    let mut cx = std::task::Context::from_waker(&waker);
-    while future.as_mut().poll(&mut cx).is_pending() {
-        parker.park();
-    }
+    crate::block_on::poll_parked(future, &parker, &crate::block_on::unparking_waker(&parker));
 }
