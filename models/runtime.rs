@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::harness::recorder::{Recorder, ThreadRecorder};
+use crate::harness::scenario::{self, Scenario, Subject, Waiter};
 use crate::harness::{model, Flag, Handoff, Ledger, Reach, Tally, Tracked};
 use crate::specs::runtime as spec;
 use modelsync::internals::runtime::{Idle, State, ToIdle, ToNotified, ToRunning};
@@ -23,6 +24,7 @@ use modelsync::queue::{Inject, Local};
 use modelsync::runtime::{spawn, yield_now, Builder, JoinError, JoinHandle, Runtime};
 use modelsync::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use modelsync::sync::{thread, Arc, Mutex};
+use proptest::strategy::BoxedStrategy;
 
 fn runtime(workers: usize) -> Runtime {
     Builder::new_multi_thread()
@@ -1283,4 +1285,232 @@ fn random_mix_at_scale() {
         ledger.deliver(late);
         ledger.assert_all_dropped_once();
     });
+}
+
+// ---------------------------------------------------------------------
+// Generated scenarios, checked against the specification.
+
+/// The runtime as generated scenarios see it (`harness/scenario.rs`): each
+/// part of a scenario spawns tasks and uses their `JoinHandle`s (abort,
+/// `is_finished`, join by `block_on`), while the runtime's worker runs the
+/// tasks. A handle stays with the part that spawned it (it is not `Clone`,
+/// and this runtime has no `AbortHandle`); the final part holds every
+/// handle not joined yet. Task `n` is the scenario's `n`-th spawn and
+/// returns ledger item `n` (or panics).
+struct RuntimeSubject;
+
+#[derive(Clone, Debug, PartialEq)]
+enum TaskOp {
+    /// Spawns task `task`, whose future yields `yields` times, then
+    /// returns its item or panics.
+    Spawn {
+        task: usize,
+        yields: usize,
+        panics: bool,
+    },
+    Abort(usize),
+    IsFinished(usize),
+    /// `block_on` of the handle: waits until the task finished.
+    Join(usize),
+}
+
+/// What a part holds: the runtime, and the handles of its tasks.
+struct Tasks {
+    rt: std::sync::Arc<Runtime>,
+    handles: std::collections::BTreeMap<usize, JoinHandle<Tracked>>,
+}
+
+impl Subject for RuntimeSubject {
+    type Spec = spec::Runtime;
+    type Op = TaskOp;
+    type Actor = Tasks;
+    const NAME: &'static str = "runtime";
+    const RUST_TYPE: &'static str = "RuntimeSubject";
+
+    fn items(scenario: &Scenario<TaskOp>) -> usize {
+        let parts = std::iter::once(&scenario.init)
+            .chain(&scenario.threads)
+            .chain(std::iter::once(&scenario.post));
+        parts
+            .flatten()
+            .filter(|op| matches!(op, TaskOp::Spawn { .. }))
+            .count()
+    }
+
+    fn setup(_: &Scenario<TaskOp>) -> (spec::Runtime, Tasks) {
+        // One worker under loom (each is a model thread), two elsewhere.
+        let workers = if cfg!(loom) { 1 } else { 2 };
+        let tasks = Tasks {
+            rt: std::sync::Arc::new(runtime(workers)),
+            handles: Default::default(),
+        };
+        (spec::Runtime::default(), tasks)
+    }
+
+    fn split(main: &mut Tasks, _: &Scenario<TaskOp>, _: usize) -> Tasks {
+        Tasks {
+            rt: main.rt.clone(),
+            handles: Default::default(),
+        }
+    }
+
+    fn merge(main: &mut Tasks, joined: Tasks) {
+        main.handles.extend(joined.handles);
+    }
+
+    fn run(
+        tasks: &mut Tasks,
+        op: &TaskOp,
+        rec: &ThreadRecorder<spec::Runtime>,
+        _: &Waiter,
+        ledger: &Ledger,
+    ) {
+        use spec::{Op, Ret};
+        match *op {
+            TaskOp::Spawn {
+                task,
+                yields,
+                panics,
+            } => {
+                let item = ledger.item(task);
+                let body = if panics {
+                    spec::Body::Panics
+                } else {
+                    spec::Body::Returns(task)
+                };
+                let handle = rec.op(
+                    Op::Spawn(task, body),
+                    || {
+                        tasks.rt.spawn(async move {
+                            for _ in 0..yields {
+                                yield_now().await;
+                            }
+                            if panics {
+                                // Unwinding drops the item: never delivered.
+                                std::panic::panic_any(ModelPanic(task as u8));
+                            }
+                            item
+                        })
+                    },
+                    |_| Ret::Unit,
+                );
+                tasks.handles.insert(task, handle);
+            }
+            TaskOp::Abort(task) => {
+                if let Some(handle) = tasks.handles.get(&task) {
+                    rec.op(Op::Abort(task), || handle.abort(), |_| Ret::Unit);
+                }
+            }
+            TaskOp::IsFinished(task) => {
+                if let Some(handle) = tasks.handles.get(&task) {
+                    rec.op(
+                        Op::IsFinished(task),
+                        || handle.is_finished(),
+                        |&finished| Ret::Bool(finished),
+                    );
+                }
+            }
+            TaskOp::Join(task) => {
+                // A join always returns: the task finishes on its own.
+                if let Some(handle) = tasks.handles.remove(&task) {
+                    let result = rec.op(
+                        Op::Join(task),
+                        || tasks.rt.block_on(handle),
+                        |result| Ret::Joined(spec::Outcome::of(result, Tracked::id)),
+                    );
+                    if let Ok(item) = result {
+                        ledger.deliver(item);
+                    }
+                }
+            }
+        }
+    }
+
+    fn rust(op: &TaskOp) -> String {
+        format!("TaskOp::{op:?}")
+    }
+
+    fn scenarios() -> BoxedStrategy<Scenario<TaskOp>> {
+        use proptest::prelude::*;
+        // Drawn with a handle chosen by position among the part's live
+        // handles; `number_tasks` then names the tasks.
+        let op = prop_oneof![
+            3 => (0usize..=1, prop::bool::weighted(0.2)).prop_map(|(yields, panics)| {
+                TaskOp::Spawn { task: 0, yields, panics }
+            }),
+            2 => (0usize..2).prop_map(TaskOp::Abort),
+            2 => (0usize..2).prop_map(TaskOp::IsFinished),
+            2 => (0usize..2).prop_map(TaskOp::Join),
+        ]
+        .boxed();
+        (2usize..=3)
+            .prop_flat_map(move |threads| {
+                scenario::shape(op.clone(), vec![op.clone(); threads], op.clone(), [2, 3, 3])
+            })
+            .prop_map(number_tasks)
+            .boxed()
+    }
+}
+
+/// Gives each spawn the next task number, in the order init, threads,
+/// post; turns each handle operation's position into the task it names
+/// among the part's live handles (the final part's include every handle
+/// not joined before), or into a spawn where the part has none.
+fn number_tasks(mut scenario: Scenario<TaskOp>) -> Scenario<TaskOp> {
+    let mut next = 0;
+    let mut number = |ops: &mut Vec<TaskOp>, live: &mut Vec<usize>| {
+        for op in ops.iter_mut() {
+            let at = match *op {
+                TaskOp::Abort(at) | TaskOp::IsFinished(at) | TaskOp::Join(at) if !live.is_empty() => {
+                    at % live.len()
+                }
+                TaskOp::Spawn { yields, panics, .. } => {
+                    *op = TaskOp::Spawn {
+                        task: next,
+                        yields,
+                        panics,
+                    };
+                    live.push(next);
+                    next += 1;
+                    continue;
+                }
+                _ => {
+                    *op = TaskOp::Spawn {
+                        task: next,
+                        yields: 0,
+                        panics: false,
+                    };
+                    live.push(next);
+                    next += 1;
+                    continue;
+                }
+            };
+            *op = match *op {
+                TaskOp::Abort(_) => TaskOp::Abort(live[at]),
+                TaskOp::IsFinished(_) => TaskOp::IsFinished(live[at]),
+                _ => TaskOp::Join(live.remove(at)),
+            };
+        }
+    };
+    let mut main_live = Vec::new();
+    number(&mut scenario.init, &mut main_live);
+    for ops in &mut scenario.threads {
+        let mut live = Vec::new();
+        number(ops, &mut live);
+        main_live.extend(live);
+    }
+    number(&mut scenario.post, &mut main_live);
+    scenario
+}
+
+/// Generated scenarios: 2 or 3 threads each spawning tasks (which yield
+/// once or not, return or panic) and aborting, asking `is_finished` of
+/// and joining them, while the worker runs them (`harness/scenario.rs`);
+/// every execution's history checked against `specs/runtime.rs` (task by
+/// task), every item dropped once and delivered at most once.
+///
+/// Checks.
+#[test]
+fn generated_scenarios() {
+    scenario::generated::<RuntimeSubject>(model!());
 }

@@ -38,4 +38,9 @@ pub mod internals {
         pub use crate::runtime::idle::Idle;
         pub use crate::runtime::state::*;
     }
+
+    /// The keyed channel's components.
+    pub mod keyed {
+        pub use crate::keyed::intake::{Push, ReleaseStack};
+    }
 }

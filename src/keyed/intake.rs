@@ -42,6 +42,23 @@
 //! pushed; a push that finds `closed` fails and hands its envelope back.
 //! So every envelope pushed is either taken by the taker or handed back
 //! to its pusher, never both and never neither.
+//!
+//! # Specification and contract
+//!
+//! As a component on its own (`specs/release_stack.rs`, checked by the
+//! `keyed::release_stack_*` models, complete under loom): a sequence of
+//! pushed values, an announcement flag and a closed flag. A push onto a
+//! closed stack returns `Closed` with its value; otherwise it appends, and
+//! returns `WakeTaker` if it withdrew an announcement (exactly one push
+//! per announcement), else `Queued`. `announce_waiting` succeeds only on
+//! an empty, unannounced stack. `take_all` and `close` return every value
+//! pushed, in the order the pushes linearized, and withdraw an
+//! announcement; after `close` every push is refused.
+//!
+//! What it assumes of its callers (`keyed/mod.rs` keeps it): one taker at
+//! a time (the receiver) announces, takes and closes; it closes once and
+//! takes nothing after; a pusher acts on `WakeTaker` (wakes the receiver,
+//! whose parker it secured in `before_replacing_announcement`).
 
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
@@ -292,6 +309,97 @@ impl<K, V> Drop for Batch<K, V> {
         // frees what is left (released envelopes: no values).
         for envelope in self.by_ref() {
             drop(envelope);
+        }
+    }
+}
+
+/// The release stack on its own, carrying bare values, for the models that
+/// check it against its specification (`specs/release_stack.rs`), reached
+/// through `internals::keyed`. The same `Stack` the channel uses; only the
+/// envelopes are filled with no keys.
+pub struct ReleaseStack<V> {
+    stack: Stack<u8, Option<V>>,
+    /// Set by `close`, read by `drop`: both the taker's (one thread, or
+    /// handed on with the whole stack), so Relaxed.
+    closed: crate::sync::atomic::AtomicBool,
+}
+
+/// What [`ReleaseStack::push`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Push<V> {
+    /// Pushed; the taker is busy or will look before it sleeps.
+    Queued,
+    /// Pushed in place of the taker's announcement: wake the taker.
+    WakeTaker,
+    /// The stack was closed: the value is the pusher's again.
+    Closed(V),
+}
+
+fn take_value<V>(envelope: &mut Envelope<u8, Option<V>>) -> V {
+    envelope
+        .value
+        .take()
+        .expect("a pushed envelope carries its value")
+}
+
+impl<V> Default for ReleaseStack<V> {
+    fn default() -> Self {
+        ReleaseStack {
+            stack: Stack::new(),
+            closed: crate::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
+impl<V> ReleaseStack<V> {
+    /// Pushes `value`, or hands it back if the stack was closed.
+    pub fn push(&self, value: V) -> Push<V> {
+        match self
+            .stack
+            .push(Envelope::new(KeySet::empty(), Some(value)), || {})
+        {
+            Pushed::Queued => Push::Queued,
+            Pushed::WakeTaker => Push::WakeTaker,
+            Pushed::Closed(mut envelope) => Push::Closed(take_value(&mut envelope)),
+        }
+    }
+
+    /// The taker's: see `Stack::announce_waiting`.
+    pub fn announce_waiting(&self) -> bool {
+        self.stack.announce_waiting()
+    }
+
+    /// The taker's: everything pushed so far, oldest first.
+    pub fn take_all(&self) -> Vec<V> {
+        self.stack
+            .take_all()
+            .map(|mut envelope| take_value(&mut envelope))
+            .collect()
+    }
+
+    /// The taker's, once: everything pushed so far, and every later push
+    /// refused.
+    pub fn close(&self) -> Vec<V> {
+        // Relaxed: see `closed`.
+        self.closed.store(true, Relaxed);
+        self.stack
+            .close()
+            .map(|mut envelope| take_value(&mut envelope))
+            .collect()
+    }
+}
+
+impl<V> std::fmt::Debug for ReleaseStack<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReleaseStack").finish_non_exhaustive()
+    }
+}
+
+impl<V> Drop for ReleaseStack<V> {
+    fn drop(&mut self) {
+        // Relaxed: see `closed`; `drop` has the stack to itself.
+        if !self.closed.load(Relaxed) {
+            drop(self.stack.take_all());
         }
     }
 }

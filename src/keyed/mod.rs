@@ -129,7 +129,7 @@ mod blocking;
 mod core;
 pub mod error;
 mod future;
-mod intake;
+pub(crate) mod intake;
 mod room;
 mod slots;
 mod table;
