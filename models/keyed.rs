@@ -1776,9 +1776,8 @@ fn release_stack_push_racing_announcement_and_close() {
                 || stack.announce_waiting(),
                 |&a| rspec::Ret::Announced(a),
             );
-            let taken = |values: &Vec<Tracked>| {
-                rspec::Ret::Taken(values.iter().map(Tracked::id).collect())
-            };
+            let taken =
+                |values: &Vec<Tracked>| rspec::Ret::Taken(values.iter().map(Tracked::id).collect());
             let mut got = main.op(rspec::Op::Close, || stack.close(), taken);
             let wakes = pusher.join().unwrap();
             main.join(1);

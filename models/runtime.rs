@@ -1461,7 +1461,9 @@ fn number_tasks(mut scenario: Scenario<TaskOp>) -> Scenario<TaskOp> {
     let mut number = |ops: &mut Vec<TaskOp>, live: &mut Vec<usize>| {
         for op in ops.iter_mut() {
             let at = match *op {
-                TaskOp::Abort(at) | TaskOp::IsFinished(at) | TaskOp::Join(at) if !live.is_empty() => {
+                TaskOp::Abort(at) | TaskOp::IsFinished(at) | TaskOp::Join(at)
+                    if !live.is_empty() =>
+                {
                     at % live.len()
                 }
                 TaskOp::Spawn { yields, panics, .. } => {
