@@ -1800,3 +1800,522 @@ fn release_stack_push_racing_announcement_and_close() {
             history.check();
         });
 }
+
+// ---------------------------------------------------------------------
+// Components: the slot list (`src/keyed/slots.rs`), on its own, checked
+// against `specs/slot_list.rs`. Complete runs.
+
+use crate::specs::slot_list as sspec;
+use modelsync::internals::keyed::{slot_list, SlotReader, SlotWriter};
+
+/// The slot list as generated scenarios see it: thread 1 is the reader
+/// (pops, announces that it waits), the other threads push; the main
+/// thread reads and pushes before and after them (one reader at a time:
+/// the threads' spawn and join order it). Each push carries ledger item
+/// `n`, its scenario's `n`-th push, and is recorded as its two steps,
+/// `Claim` and `Write`, both with the push's interval.
+struct SlotListSubject;
+
+#[derive(Clone, Debug, PartialEq)]
+enum SlotOp {
+    Push(usize),
+    Pop,
+    AnnounceWaiting,
+}
+
+struct SlotEnds {
+    writer: SlotWriter<Tracked>,
+    reader: Option<SlotReader<Tracked>>,
+}
+
+impl Subject for SlotListSubject {
+    type Spec = sspec::SlotList;
+    type Op = SlotOp;
+    type Actor = SlotEnds;
+    const NAME: &'static str = "keyed_slot_list";
+    const RUST_TYPE: &'static str = "SlotListSubject";
+
+    fn items(scenario: &Scenario<SlotOp>) -> usize {
+        let parts = std::iter::once(&scenario.init)
+            .chain(&scenario.threads)
+            .chain(std::iter::once(&scenario.post));
+        parts
+            .flatten()
+            .filter(|op| matches!(op, SlotOp::Push(_)))
+            .count()
+    }
+
+    fn setup(_: &Scenario<SlotOp>) -> (sspec::SlotList, SlotEnds) {
+        let (writer, reader) = slot_list();
+        let ends = SlotEnds {
+            writer,
+            reader: Some(reader),
+        };
+        (Default::default(), ends)
+    }
+
+    fn split(main: &mut SlotEnds, _: &Scenario<SlotOp>, thread: usize) -> SlotEnds {
+        SlotEnds {
+            writer: main.writer.clone(),
+            reader: if thread == 1 {
+                main.reader.take()
+            } else {
+                None
+            },
+        }
+    }
+
+    fn merge(main: &mut SlotEnds, joined: SlotEnds) {
+        if joined.reader.is_some() {
+            main.reader = joined.reader;
+        }
+    }
+
+    fn run(
+        ends: &mut SlotEnds,
+        op: &SlotOp,
+        rec: &ThreadRecorder<sspec::SlotList>,
+        _: &Waiter,
+        ledger: &Ledger,
+    ) {
+        use sspec::{Op, Ret};
+        match *op {
+            SlotOp::Push(item) => {
+                let value = ledger.item(item);
+                let claim = rec.call(Op::Claim(item));
+                let write = rec.call(Op::Write(item));
+                let wake = ends.writer.push(value);
+                rec.returned(claim, Ret::Unit);
+                rec.returned(write, Ret::Wake(wake));
+            }
+            SlotOp::Pop => {
+                let Some(reader) = ends.reader.as_mut() else {
+                    return;
+                };
+                let popped = rec.op(
+                    Op::Pop,
+                    || reader.pop(),
+                    |popped| Ret::Popped(popped.as_ref().map(Tracked::id)),
+                );
+                if let Some(value) = popped {
+                    ledger.deliver(value);
+                }
+            }
+            SlotOp::AnnounceWaiting => {
+                let Some(reader) = ends.reader.as_ref() else {
+                    return;
+                };
+                rec.op(
+                    Op::AnnounceWaiting,
+                    || reader.announce_waiting(),
+                    |&announced| Ret::Announced(announced),
+                );
+            }
+        }
+    }
+
+    fn rust(op: &SlotOp) -> String {
+        format!("SlotOp::{op:?}")
+    }
+
+    fn scenarios() -> BoxedStrategy<Scenario<SlotOp>> {
+        use proptest::prelude::*;
+        let reader = prop_oneof![
+            3 => Just(SlotOp::Pop),
+            1 => Just(SlotOp::AnnounceWaiting),
+            1 => Just(SlotOp::Push(0)),
+        ]
+        .boxed();
+        let writer = Just(SlotOp::Push(0)).boxed();
+        (2usize..=3)
+            .prop_flat_map(move |threads| {
+                let mut parts = vec![reader.clone()];
+                parts.extend((1..threads).map(|_| writer.clone()));
+                scenario::shape(reader.clone(), parts, reader.clone(), [3, 3, 2])
+            })
+            .prop_map(|mut scenario| {
+                let parts = std::iter::once(&mut scenario.init)
+                    .chain(scenario.threads.iter_mut())
+                    .chain(std::iter::once(&mut scenario.post));
+                for (n, item) in parts
+                    .flatten()
+                    .filter_map(|op| match op {
+                        SlotOp::Push(item) => Some(item),
+                        _ => None,
+                    })
+                    .enumerate()
+                {
+                    *item = n;
+                }
+                scenario
+            })
+            .boxed()
+    }
+}
+
+/// Generated scenarios of the slot list: a reader popping and announcing
+/// while 1 or 2 threads push, with initial and final parts that cross a
+/// block (2 places per block under the models); loom complete for each;
+/// every history checked against `specs/slot_list.rs` (claim order kept,
+/// `None` only when the next place is unwritten, exactly the write of a
+/// marked place wakes the reader), every item dropped once and delivered
+/// at most once.
+///
+/// Checks: K-2, K-3, K-4, K-9.
+#[test]
+fn slot_list_generated_scenarios() {
+    scenario::generated::<SlotListSubject>(model!());
+}
+
+/// The slot list's two races, complete: two writers crossing into a new
+/// block (the second waits at the marker while the first installs it)
+/// while the reader announces that it waits and pops. Reaches: a write
+/// that wakes the reader, an announcement refused because the place was
+/// written, and a pop answering `None` while a later place is written.
+/// History-checked.
+///
+/// Checks: K-2, K-3, K-4.
+#[test]
+fn slot_list_writers_cross_a_block_while_the_reader_waits() {
+    let woke = Reach::new("write_woke_the_reader");
+    let refused = Reach::new("announcement_refused_place_written");
+    let behind = Reach::new("pop_none_behind_a_claimed_place");
+    let reaches = [woke.clone(), refused.clone(), behind.clone()];
+    model!()
+        .reach(&woke)
+        .reach(&refused)
+        .reach(&behind)
+        .check(move || {
+            let [r_woke, r_refused, r_behind] = &reaches;
+            let history = Recorder::new(sspec::SlotList::default());
+            let main = history.thread(0);
+            let ledger = Ledger::new(3);
+            let (writer, mut reader) = slot_list();
+            // One place left in the first block: the writers' second
+            // place is the next block's first.
+            writer.push(ledger.item(0));
+            let item = reader.pop().expect("written");
+            ledger.deliver(item);
+            let mut read = Vec::new();
+            // Labels: writer `item` returned (exact under loom).
+            let returned = [Flag::default(), Flag::default()];
+            let writers: Vec<_> = (1..=2)
+                .map(|item| {
+                    main.fork(item);
+                    let (writer, ledger, rec) =
+                        (writer.clone(), ledger.clone(), history.thread(item));
+                    let done = returned[item - 1].clone();
+                    thread::spawn(move || {
+                        let value = ledger.item(item);
+                        let claim = rec.call(sspec::Op::Claim(item));
+                        let write = rec.call(sspec::Op::Write(item));
+                        let wake = writer.push(value);
+                        rec.returned(claim, sspec::Ret::Unit);
+                        rec.returned(write, sspec::Ret::Wake(wake));
+                        done.set();
+                        wake
+                    })
+                })
+                .collect();
+            let announced = main.op(
+                sspec::Op::AnnounceWaiting,
+                || reader.announce_waiting(),
+                |&a| sspec::Ret::Announced(a),
+            );
+            r_refused.hit_if(!announced);
+            let first = main.op(
+                sspec::Op::Pop,
+                || reader.pop(),
+                |p| sspec::Ret::Popped(p.as_ref().map(Tracked::id)),
+            );
+            // `None` although a writer had returned: its place is written,
+            // behind the other's claimed one.
+            r_behind.hit_if(first.is_none() && returned.iter().any(Flag::get));
+            if let Some(value) = first {
+                read.push(value.id());
+                ledger.deliver(value);
+            }
+            let wakes: Vec<bool> = writers
+                .into_iter()
+                .enumerate()
+                .map(|(t, w)| {
+                    let wake = w.join().unwrap();
+                    main.join(t + 1);
+                    wake
+                })
+                .collect();
+            r_woke.hit_if(wakes.iter().any(|&w| w));
+            assert!(
+                wakes.iter().filter(|&&w| w).count() <= usize::from(announced),
+                "a write woke a reader that had not announced, or two writes woke it"
+            );
+            // Both written now: the rest, in claim order.
+            while let Some(value) = main.op(
+                sspec::Op::Pop,
+                || reader.pop(),
+                |p| sspec::Ret::Popped(p.as_ref().map(Tracked::id)),
+            ) {
+                read.push(value.id());
+                ledger.deliver(value);
+            }
+            assert_eq!(read.len(), 2, "a written value was not read");
+            drop(reader);
+            ledger.assert_all_delivered_once();
+            history.check();
+        });
+}
+
+// ---------------------------------------------------------------------
+// Components: the room (`src/keyed/room.rs`), on its own, checked against
+// `specs/room.rs`. Complete runs.
+
+use crate::specs::room as mspec;
+use modelsync::internals::keyed::{NoRoom, RoomCounts};
+
+/// Capacity of the room in the generated scenarios: one, so that most
+/// takes race a `Full`.
+const ROOM_CAPACITY: usize = 1;
+
+/// The room as generated scenarios see it: thread 1 is the receiver
+/// (frees a message when one is taken, counts, closes at most once), the
+/// other threads take room, some as would-be sleepers; the main thread
+/// takes, frees and counts before and after them. A sleeper's `Full`
+/// sleeps as the channel's sender does: until a receive's `free` answers
+/// "wake" (a wake token, handed out through the scenario's waiters), then
+/// it uncounts itself; if no wake can come (every other thread is done
+/// or waiting) it gives up and stays counted. So a lost wake-up shows in
+/// the history: a `Full` that counted a sleeper and a `free` that
+/// answered "no" with nothing to order them otherwise.
+struct RoomSubject;
+
+#[derive(Clone, Debug, PartialEq)]
+enum RoomOp {
+    TryTake {
+        as_sleeper: bool,
+    },
+    /// Frees one message, if the receiver's count says one is taken.
+    Free,
+    TakenNotReceived,
+    Close,
+}
+
+struct RoomEnds {
+    room: std::sync::Arc<RoomCounts>,
+    wakes: std::sync::Arc<scenario::Tokens>,
+}
+
+fn record_take(
+    room: &RoomCounts,
+    as_sleeper: bool,
+    rec: &ThreadRecorder<mspec::Room>,
+) -> Result<(), NoRoom> {
+    use mspec::{Op, Ret};
+    rec.op(
+        Op::TryTake { as_sleeper },
+        || room.try_take(as_sleeper),
+        |taken| match taken {
+            Ok(()) => Ret::Taken,
+            Err(NoRoom::Full) => Ret::Full,
+            Err(NoRoom::Closed) => Ret::Closed,
+        },
+    )
+}
+
+fn record_uncount(room: &RoomCounts, rec: &ThreadRecorder<mspec::Room>) {
+    rec.op(
+        mspec::Op::UncountSleeper,
+        || room.uncount_sleeper(),
+        |_| mspec::Ret::Unit,
+    );
+}
+
+impl Subject for RoomSubject {
+    type Spec = mspec::Room;
+    type Op = RoomOp;
+    type Actor = RoomEnds;
+    const NAME: &'static str = "keyed_room";
+    const RUST_TYPE: &'static str = "RoomSubject";
+
+    fn items(_: &Scenario<RoomOp>) -> usize {
+        0
+    }
+
+    fn setup(_: &Scenario<RoomOp>) -> (mspec::Room, Self::Actor) {
+        let ends = RoomEnds {
+            room: std::sync::Arc::new(RoomCounts::new(ROOM_CAPACITY)),
+            wakes: Default::default(),
+        };
+        (mspec::Room::new(ROOM_CAPACITY), ends)
+    }
+
+    fn split(main: &mut Self::Actor, _: &Scenario<RoomOp>, _: usize) -> Self::Actor {
+        RoomEnds {
+            room: main.room.clone(),
+            wakes: main.wakes.clone(),
+        }
+    }
+
+    fn merge(_: &mut Self::Actor, _: Self::Actor) {}
+
+    fn run(
+        ends: &mut Self::Actor,
+        op: &RoomOp,
+        rec: &ThreadRecorder<mspec::Room>,
+        waiter: &Waiter,
+        _: &Ledger,
+    ) {
+        use mspec::{Op, Ret};
+        let room = &*ends.room;
+        match *op {
+            RoomOp::TryTake { as_sleeper } => {
+                let taken = record_take(room, as_sleeper, rec);
+                if as_sleeper && taken == Err(NoRoom::Full) && ends.wakes.take(waiter) {
+                    record_uncount(room, rec);
+                }
+            }
+            RoomOp::Free => {
+                // Unrecorded: a read of the receiver's own count, which no
+                // other party lowers; the receiver frees only a message
+                // taken (the component's contract).
+                if room.taken_not_received() > 0
+                    && rec.op(Op::Free, || room.free(), |&wake| Ret::Wake(wake))
+                {
+                    ends.wakes.give();
+                }
+            }
+            RoomOp::TakenNotReceived => {
+                rec.op(
+                    Op::TakenNotReceived,
+                    || room.taken_not_received(),
+                    |&n| Ret::Count(n),
+                );
+            }
+            RoomOp::Close => {
+                rec.op(Op::Close, || room.close(), |&n| Ret::Count(n));
+            }
+        }
+    }
+
+    fn rust(op: &RoomOp) -> String {
+        format!("RoomOp::{op:?}")
+    }
+
+    fn scenarios() -> BoxedStrategy<Scenario<RoomOp>> {
+        use proptest::prelude::*;
+        let take = prop::bool::ANY.prop_map(|as_sleeper| RoomOp::TryTake { as_sleeper });
+        let receiver = prop_oneof![
+            3 => Just(RoomOp::Free),
+            1 => Just(RoomOp::TakenNotReceived),
+            1 => Just(RoomOp::Close),
+        ]
+        .boxed();
+        let main = prop_oneof![
+            2 => take.clone(),
+            2 => Just(RoomOp::Free),
+            1 => Just(RoomOp::TakenNotReceived),
+        ]
+        .boxed();
+        let sender = take.boxed();
+        (2usize..=3)
+            .prop_flat_map(move |threads| {
+                let mut parts = vec![receiver.clone()];
+                parts.extend((1..threads).map(|_| sender.clone()));
+                scenario::shape(main.clone(), parts, main.clone(), [2, 3, 2])
+            })
+            .prop_map(|mut scenario| {
+                // The receiver closes once and frees nothing after.
+                let mut closed = false;
+                for op in scenario.threads[0]
+                    .iter_mut()
+                    .chain(scenario.post.iter_mut())
+                {
+                    if closed && matches!(op, RoomOp::Close | RoomOp::Free) {
+                        *op = RoomOp::TakenNotReceived;
+                    }
+                    closed |= *op == RoomOp::Close;
+                }
+                scenario
+            })
+            .boxed()
+    }
+}
+
+/// Generated scenarios of the room at capacity 1: a receiver freeing,
+/// counting and closing while 1 or 2 threads take room, as would-be
+/// sleepers or not; loom complete for each; every history checked
+/// against `specs/room.rs` (`Full` only when the channel was full at a
+/// moment of the call, a receive wakes whenever a sleeper is counted,
+/// `Closed` after the close).
+///
+/// Checks: K-3, K-7.
+#[test]
+fn room_generated_scenarios() {
+    scenario::generated::<RoomSubject>(model!());
+}
+
+/// The room's race for the last place, complete, at capacity 1 and full:
+/// the receiver frees the message while one sender takes room as a
+/// would-be sleeper and another takes it plainly. Reaches: a sleeper
+/// counted before the receive (which then wakes), a `Full` whose sleeper
+/// finds the receive's room (no sleep), and a receive that wakes for a
+/// sender that then found room (a needless wake-up, allowed). Exactly one
+/// sender gets the freed place. History-checked.
+///
+/// Checks: K-3, K-7.
+#[test]
+fn room_receive_races_a_sleeper_for_the_last_place() {
+    let woke_sleeper = Reach::new("receive_woke_a_counted_sleeper");
+    let both_full = Reach::new("both_senders_full_before_the_receive");
+    let needless = Reach::new("receive_woke_but_a_sender_took_the_room");
+    let reaches = [woke_sleeper.clone(), both_full.clone(), needless.clone()];
+    model!()
+        .reach(&woke_sleeper)
+        .reach(&both_full)
+        .reach(&needless)
+        .check(move || {
+            let [r_woke, r_both_full, r_needless] = &reaches;
+            let history = Recorder::new(mspec::Room::new(1));
+            let main = history.thread(0);
+            let room = std::sync::Arc::new(RoomCounts::new(1));
+            assert_eq!(record_take(&room, false, &main), Ok(()));
+            let senders: Vec<_> = [true, false]
+                .into_iter()
+                .enumerate()
+                .map(|(t, as_sleeper)| {
+                    main.fork(t + 1);
+                    let (room, rec) = (room.clone(), history.thread(t + 1));
+                    thread::spawn(move || {
+                        let taken = record_take(&room, as_sleeper, &rec);
+                        if as_sleeper && taken.is_err() {
+                            // Woken or not, it uncounts itself here: this
+                            // model checks the counts, not the sleep.
+                            record_uncount(&room, &rec);
+                        }
+                        taken
+                    })
+                })
+                .collect();
+            let wake = main.op(mspec::Op::Free, || room.free(), |&w| mspec::Ret::Wake(w));
+            let taken: Vec<Result<(), NoRoom>> = senders
+                .into_iter()
+                .enumerate()
+                .map(|(t, s)| {
+                    let taken = s.join().unwrap();
+                    main.join(t + 1);
+                    taken
+                })
+                .collect();
+            let winners = taken.iter().filter(|t| t.is_ok()).count();
+            assert!(winners <= 1, "two senders took the one place");
+            let left = main.op(
+                mspec::Op::TakenNotReceived,
+                || room.taken_not_received(),
+                |&n| mspec::Ret::Count(n),
+            );
+            assert_eq!(left, winners, "the count disagrees with the takes");
+            r_woke.hit_if(wake && taken[0].is_err());
+            r_both_full.hit_if(winners == 0);
+            r_needless.hit_if(wake && winners == 1);
+            history.check();
+        });
+}

@@ -42,5 +42,7 @@ pub mod internals {
     /// The keyed channel's components.
     pub mod keyed {
         pub use crate::keyed::intake::{Push, ReleaseStack};
+        pub use crate::keyed::room::{NoRoom, RoomCounts};
+        pub use crate::keyed::slots::{slot_list, SlotReader, SlotWriter};
     }
 }

@@ -268,6 +268,46 @@ impl Waiter {
     }
 }
 
+/// Wake-ups one operation hands to a thread asleep after another (a
+/// sender asleep for room, woken by a receive that answered "wake"), for
+/// components whose sleeping is their caller's: a token per wake, kept
+/// outside the model (std types: no scheduling point).
+#[derive(Default)]
+pub struct Tokens {
+    tokens: Mutex<usize>,
+    sleepers: Mutex<Vec<Waker>>,
+}
+
+impl Tokens {
+    /// Hands out one wake-up and wakes the threads waiting for one.
+    pub fn give(&self) {
+        *self.tokens.lock().unwrap() += 1;
+        let sleepers = std::mem::take(&mut *self.sleepers.lock().unwrap());
+        for waker in sleepers {
+            waker.wake();
+        }
+    }
+
+    /// Waits for a wake-up and takes it; false if none can come (every
+    /// other thread is finished or waiting: see [`Waiter::park`]).
+    pub fn take(&self, waiter: &Waiter) -> bool {
+        loop {
+            // Registered before the look, so a `give` after it wakes us.
+            self.sleepers.lock().unwrap().push(waiter.waker());
+            {
+                let mut tokens = self.tokens.lock().unwrap();
+                if *tokens > 0 {
+                    *tokens -= 1;
+                    return true;
+                }
+            }
+            if !waiter.park() {
+                return false;
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------
 // Running one scenario, one execution.
 

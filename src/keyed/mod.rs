@@ -130,8 +130,8 @@ mod core;
 pub mod error;
 mod future;
 pub(crate) mod intake;
-mod room;
-mod slots;
+pub(crate) mod room;
+pub(crate) mod slots;
 mod table;
 
 use std::collections::hash_map::RandomState;

@@ -38,6 +38,22 @@
 //! and they never exceed the capacity, which is at most 2^31 - 1. The
 //! counts start two short of wrapping, so that every test, model and run
 //! crosses the wrap within its first messages.
+//!
+//! # Specification and contract
+//!
+//! As a component on its own (`specs/room.rs`, checked by the
+//! `keyed::room_*` models, complete under loom): messages taken and not
+//! received, sleeping senders counted, closed or not. `try_take` takes
+//! room while fewer than `capacity` are taken and not received, and
+//! otherwise answers `Full`, exactly (the channel was full at a moment of
+//! the call), counting a would-be sleeper; after `close` it answers
+//! `Closed`. `free` gives one back and answers "wake a sender" whenever a
+//! sleeper is counted (it may also answer so when none is: a sender that
+//! counted itself and then found room, a needless wake-up).
+//!
+//! What it assumes of its callers (`keyed/mod.rs` keeps it): the receiver
+//! alone frees (only messages taken), counts and closes (once); a sender
+//! counted asleep by a `Full` uncounts itself once, after it wakes.
 
 use crate::sync::atomic::{AtomicU64, Ordering::*};
 use crate::sync::CachePadded;
@@ -222,5 +238,64 @@ impl Room {
         let freed = self.freed.load(Relaxed);
         // `as`: at most the capacity, at most 2^31 - 1.
         queued(taken(claims), received(freed)) as usize
+    }
+}
+
+/// The room on its own, for the models that check it against its
+/// specification (`specs/room.rs`), reached through `internals::keyed`:
+/// the same `Room` the channel uses.
+pub struct RoomCounts(Room);
+
+impl std::fmt::Debug for RoomCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RoomCounts").finish_non_exhaustive()
+    }
+}
+
+/// Why [`RoomCounts::try_take`] took no room.
+#[derive(Debug, PartialEq, Eq)]
+pub enum NoRoom {
+    /// `capacity` messages are taken and not received.
+    Full,
+    /// The receiver is gone.
+    Closed,
+}
+
+impl RoomCounts {
+    /// Room for `capacity` messages.
+    pub fn new(capacity: usize) -> Self {
+        RoomCounts(Room::new(capacity))
+    }
+
+    /// A sender's: takes room for one message; with `as_sleeper`, a
+    /// `Full` counts the caller among the sleeping senders.
+    pub fn try_take(&self, as_sleeper: bool) -> Result<(), NoRoom> {
+        self.0
+            .try_take(as_sleeper)
+            .map_err(|refused| match refused {
+                Refused::Full => NoRoom::Full,
+                Refused::Closed => NoRoom::Closed,
+            })
+    }
+
+    /// A sender's, once per `Full` that counted it asleep.
+    pub fn uncount_sleeper(&self) {
+        self.0.uncount_sleeper();
+    }
+
+    /// The receiver's, per message received: whether to wake a sender.
+    pub fn free(&self) -> bool {
+        self.0.free()
+    }
+
+    /// The receiver's: messages taken and not received.
+    pub fn taken_not_received(&self) -> usize {
+        self.0.taken_not_received()
+    }
+
+    /// The receiver's, once: refuses later takes; messages taken and not
+    /// received.
+    pub fn close(&self) -> usize {
+        self.0.close()
     }
 }

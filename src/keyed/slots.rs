@@ -56,6 +56,26 @@
 //! fails (look again) or the writer sees it. No fence, and no wake-up
 //! while the receiver is busy. A mark left behind when something else woke
 //! the receiver costs one needless wake-up later, never a lost one.
+//!
+//! # Specification and contract
+//!
+//! As a component on its own (`specs/slot_list.rs`, checked by the
+//! `keyed::slot_list_*` models, complete under loom): the places from the
+//! reader's on, in claim order, each written or not, and a mark on the
+//! reader's next place. A push is two steps within its call, claiming its
+//! place and writing it; the write answers "wake the reader" exactly when
+//! the place is the reader's next and marked. `pop` takes the next place
+//! if it is written, and answers `None` otherwise, even when later places
+//! are written: a place claimed and not yet written is visible to the
+//! reader, which is why the channel's `try_recv` waits for it when the
+//! room says a message is on its way (`Inbox::try_recv_exact`).
+//! `announce_waiting` marks the next place unless it is written.
+//!
+//! What it assumes of its callers (`keyed/mod.rs` keeps it): one reader
+//! at a time; a sender pushes only with room taken
+//! (`Shared::try_reserve`), so positions never outrun what the reader
+//! will read; the reader reads every claimed place before it is dropped
+//! (the receiver's drop reads what was sent before it closed the room).
 
 use std::mem::MaybeUninit;
 use std::ptr;
@@ -351,5 +371,83 @@ impl<K, V> Drop for Reader<K, V> {
         let block = unsafe { Box::from_raw(self.block) };
         // Relaxed: a diagnostic; see above for why it is null.
         debug_assert!(block.next.load(Relaxed).is_null(), "a block after the last");
+    }
+}
+
+/// The slot list on its own, carrying bare values, for the models that
+/// check it against its specification (`specs/slot_list.rs`), reached
+/// through `internals::keyed`: the same `Slots` and `Reader` the channel
+/// uses, with messages of no keys. [`slot_list`] makes one.
+pub struct SlotWriter<V> {
+    slots: std::sync::Arc<Slots<u8, V>>,
+}
+
+/// The slot list's one reader (see [`SlotWriter`]).
+pub struct SlotReader<V> {
+    reader: Reader<u8, V>,
+    slots: std::sync::Arc<Slots<u8, V>>,
+}
+
+/// A new, empty slot list: its writers' side (cloned for each writer) and
+/// its reader.
+pub fn slot_list<V>() -> (SlotWriter<V>, SlotReader<V>) {
+    let (slots, reader) = new();
+    let slots = std::sync::Arc::new(slots);
+    (
+        SlotWriter {
+            slots: slots.clone(),
+        },
+        SlotReader { reader, slots },
+    )
+}
+
+impl<V> Clone for SlotWriter<V> {
+    fn clone(&self) -> Self {
+        SlotWriter {
+            slots: self.slots.clone(),
+        }
+    }
+}
+
+impl<V> SlotWriter<V> {
+    /// Appends `value`; true if the reader announced that it waits for
+    /// it (the caller wakes it).
+    pub fn push(&self, value: V) -> bool {
+        self.slots.push((KeySet::empty(), value))
+    }
+}
+
+impl<V> SlotReader<V> {
+    /// The next value, if its place has been written.
+    pub fn pop(&mut self) -> Option<V> {
+        self.reader.pop(&self.slots).map(|(_, value)| value)
+    }
+
+    /// Marks the next place as waited for; false if it is written (look
+    /// again).
+    pub fn announce_waiting(&self) -> bool {
+        self.reader.announce_waiting()
+    }
+}
+
+impl<V> Drop for SlotReader<V> {
+    /// Reads (and drops) what is left: the reader must read every claimed
+    /// place before its block is freed (`Reader::drop`), as the channel's
+    /// receiver does. Every push has returned by now (the writers' side
+    /// would otherwise still be in use on another thread).
+    fn drop(&mut self) {
+        while self.pop().is_some() {}
+    }
+}
+
+impl<V> std::fmt::Debug for SlotWriter<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SlotWriter").finish_non_exhaustive()
+    }
+}
+
+impl<V> std::fmt::Debug for SlotReader<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SlotReader").finish_non_exhaustive()
     }
 }
