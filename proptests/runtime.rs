@@ -9,10 +9,12 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst}; // shim-exempt: counters
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use modelsync::internals::runtime::{Idle, State, ToIdle, ToNotified, ToRunning};
+use modelsync::internals::runtime::{Idle, State};
 use modelsync::runtime::{spawn, yield_now, Builder, JoinError, JoinHandle, Runtime};
 use proptest::prelude::*;
 
+use crate::harness::linearizability::Spec;
+use crate::specs::task_state::{self as tspec, Holder};
 use crate::support::panic_message;
 
 /// Fewer tasks under Miri, which runs every test about 1000x slower.
@@ -38,340 +40,67 @@ fn runtime(workers: usize) -> Runtime {
 }
 
 // ---------------------------------------------------------------------
-// The task state machine against a reference.
+// The task state machine against its specification.
 
-/// An operation by one of the parties that hold a task reference.
-#[derive(Clone, Copy, Debug)]
-enum TaskOp {
-    /// A worker takes a queued reference and starts the poll.
-    Run,
-    /// The poll returns `Pending`.
-    PollPending,
-    /// The poll returns `Ready` (or the cancellation completes).
-    Complete,
-    CloneWaker,
-    WakeByVal,
-    WakeByRef,
-    DropWaker,
-    Abort,
-    /// The handle polls: stores or replaces its waker.
-    JoinPoll,
-    DropJoinHandle,
-    /// A queued reference dropped without running: a stopped worker's
-    /// queue, or the inject queue drained at shutdown.
-    DropQueued,
-    /// Shutdown with the live-task list's reference, once every worker has
-    /// stopped (no poll runs, none starts).
-    Shutdown,
-}
-
-fn task_op() -> impl Strategy<Value = TaskOp> {
+fn task_op() -> impl Strategy<Value = tspec::Op> {
+    use tspec::Op;
     prop_oneof![
-        Just(TaskOp::Run),
-        Just(TaskOp::PollPending),
-        Just(TaskOp::Complete),
-        Just(TaskOp::CloneWaker),
-        Just(TaskOp::WakeByVal),
-        Just(TaskOp::WakeByRef),
-        Just(TaskOp::DropWaker),
-        Just(TaskOp::Abort),
-        Just(TaskOp::JoinPoll),
-        Just(TaskOp::DropJoinHandle),
-        Just(TaskOp::DropQueued),
-        Just(TaskOp::Shutdown),
+        Just(Op::ToRunning),
+        Just(Op::ToIdle),
+        Just(Op::ToComplete),
+        Just(Op::UnsetWakerAfterComplete),
+        Just(Op::ToTerminal),
+        Just(Op::CloneWaker),
+        Just(Op::WakeByVal),
+        Just(Op::WakeByRef),
+        Just(Op::Abort),
+        Just(Op::SetJoinWaker),
+        Just(Op::UnsetJoinWaker),
+        Just(Op::ToJoinHandleDropped),
+        Just(Op::RefDec(Holder::Queued)),
+        Just(Op::RefDec(Holder::Waker)),
+        Just(Op::RefDec(Holder::Handle)),
+        Just(Op::ToShutdown),
+        Just(Op::RefCount),
     ]
 }
 
-/// The reference: the task's abstract state and, separately, who holds
-/// references. The real word's count must always equal the holders.
-#[derive(Debug, Default)]
-struct TaskModel {
-    running: bool,
-    complete: bool,
-    notified: bool,
-    cancelled: bool,
-    join_interest: bool,
-    join_waker: bool,
-    // Holders.
-    queued: usize,
-    poller: bool,
-    wakers: usize,
-    handle: bool,
-    listed: bool,
-    /// The workers have stopped: nothing is polled any more.
-    stopped: bool,
-    freed: bool,
-    /// Owner of the output after completion: handle read it or it was dropped.
-    output_taken: bool,
-}
-
-impl TaskModel {
-    fn new() -> Self {
-        TaskModel {
-            notified: true,
-            join_interest: true,
-            queued: 1,
-            handle: true,
-            listed: true,
-            ..Default::default()
-        }
-    }
-
-    fn holders(&self) -> usize {
-        self.queued
-            + usize::from(self.poller)
-            + self.wakers
-            + usize::from(self.handle)
-            + usize::from(self.listed)
-    }
-
-    fn check(&self, state: &State) -> Result<(), TestCaseError> {
-        let s = state.load();
-        prop_assert_eq!(
-            s.is_running(),
-            self.running,
-            "RUNNING {:?} vs {:?}",
-            s,
-            self
-        );
-        prop_assert_eq!(
-            s.is_complete(),
-            self.complete,
-            "COMPLETE {:?} vs {:?}",
-            s,
-            self
-        );
-        prop_assert_eq!(
-            s.is_notified(),
-            self.notified,
-            "NOTIFIED {:?} vs {:?}",
-            s,
-            self
-        );
-        prop_assert_eq!(
-            s.is_cancelled(),
-            self.cancelled,
-            "CANCELLED {:?} vs {:?}",
-            s,
-            self
-        );
-        prop_assert_eq!(
-            s.is_join_interested(),
-            self.join_interest,
-            "JOIN_INTEREST {:?} vs {:?}",
-            s,
-            self
-        );
-        prop_assert_eq!(
-            s.has_join_waker(),
-            self.join_waker,
-            "JOIN_WAKER {:?} vs {:?}",
-            s,
-            self
-        );
-        // the count is exactly the holders, and it reaches 0 only by
-        // freeing.
-        prop_assert_eq!(s.ref_count(), self.holders(), "refs {:?} vs {:?}", s, self);
-        prop_assert_eq!(self.freed, self.holders() == 0);
-        // at most one queued reference, and only while NOTIFIED.
-        prop_assert!(self.queued <= 1, "queued twice: {:?}", self);
-        prop_assert!(self.queued == 0 || self.notified, "{:?}", self);
-        // the future has one owner.
-        prop_assert!(!(self.poller && self.complete), "{:?}", self);
-        Ok(())
-    }
-
-    fn release(&mut self) {
-        if self.holders() == 0 {
-            self.freed = true;
-        }
-    }
-
-    /// The completion protocol's effect on the join bits.
-    fn complete(&mut self) {
-        self.running = false;
-        self.complete = true;
-        if !self.join_interest {
-            self.output_taken = true;
-        }
-        // The completer wakes the join waker and gives it back.
-        self.join_waker = false;
-    }
-}
-
-fn apply(op: TaskOp, state: &State, m: &mut TaskModel) -> Result<(), TestCaseError> {
-    match op {
-        TaskOp::Run if m.queued == 1 && !m.stopped => {
-            // A queued task is idle: only shutdown, after the workers
-            // stopped, takes a future other than by polling it.
-            prop_assert!(!m.running && !m.complete, "{:?}", m);
-            m.queued = 0;
-            m.running = true;
-            m.notified = false;
-            m.poller = true;
-            let want = if m.cancelled {
-                ToRunning::Cancelled
-            } else {
-                ToRunning::Success
-            };
-            prop_assert_eq!(state.transition_to_running(), want);
-        }
-        TaskOp::DropQueued if m.queued == 1 => {
-            m.queued = 0;
-            m.release();
-            prop_assert_eq!(state.ref_dec(), m.freed);
-        }
-        TaskOp::PollPending if m.poller => {
-            let got = state.transition_to_idle();
-            let want = if m.cancelled {
-                ToIdle::Cancelled
-            } else {
-                m.running = false;
-                m.poller = false;
-                if m.notified {
-                    m.queued = 1;
-                    ToIdle::OkNotified
-                } else {
-                    m.release();
-                    // The live-task list's reference outlives every poll.
-                    prop_assert!(!m.freed && m.listed, "{:?}", m);
-                    ToIdle::Ok
-                }
-            };
-            prop_assert_eq!(got, want);
-        }
-        TaskOp::Complete if m.poller => {
-            let before = state.transition_to_complete();
-            prop_assert!(before.is_running());
-            let had_waker = before.has_join_waker();
-            m.complete();
-            if had_waker {
-                let after = state.unset_waker_after_complete();
-                prop_assert_eq!(after.is_join_interested(), m.join_interest);
-            }
-            m.poller = false;
-            let listed = std::mem::take(&mut m.listed);
-            let count = 1 + usize::from(listed);
-            m.release();
-            prop_assert_eq!(state.transition_to_terminal(count), m.freed);
-        }
-        TaskOp::CloneWaker if m.wakers > 0 || m.poller => {
-            state.ref_inc();
-            m.wakers += 1;
-        }
-        TaskOp::WakeByVal if m.wakers > 0 => {
-            let got = state.transition_to_notified_by_val();
-            m.wakers -= 1;
-            let want = if m.running {
-                m.notified = true;
-                ToNotified::DoNothing
-            } else if m.complete || m.notified {
-                m.release();
-                if m.freed {
-                    ToNotified::Dealloc
-                } else {
-                    ToNotified::DoNothing
-                }
-            } else {
-                m.notified = true;
-                m.queued = 1;
-                ToNotified::Submit
-            };
-            prop_assert_eq!(got, want);
-        }
-        TaskOp::WakeByRef if m.wakers > 0 => {
-            let got = state.transition_to_notified_by_ref();
-            let want = if m.complete || m.notified {
-                ToNotified::DoNothing
-            } else if m.running {
-                m.notified = true;
-                ToNotified::DoNothing
-            } else {
-                m.notified = true;
-                m.queued = 1;
-                ToNotified::Submit
-            };
-            prop_assert_eq!(got, want);
-        }
-        TaskOp::DropWaker if m.wakers > 0 => {
-            m.wakers -= 1;
-            m.release();
-            prop_assert_eq!(state.ref_dec(), m.freed);
-        }
-        TaskOp::Abort if m.handle => {
-            let got = state.transition_to_notified_and_cancel();
-            let want = if m.cancelled || m.complete {
-                false
-            } else if m.running {
-                m.notified = true;
-                m.cancelled = true;
-                false
-            } else if m.notified {
-                m.cancelled = true;
-                false
-            } else {
-                m.notified = true;
-                m.cancelled = true;
-                m.queued = 1;
-                true
-            };
-            prop_assert_eq!(got, want);
-        }
-        TaskOp::JoinPoll if m.handle && !m.complete => {
-            // The handle's path in `can_read_output` when the waker differs.
-            if m.join_waker {
-                prop_assert!(state.unset_join_waker().is_ok());
-                m.join_waker = false;
-            }
-            prop_assert!(state.set_join_waker().is_ok());
-            m.join_waker = true;
-        }
-        TaskOp::JoinPoll if m.handle && !m.output_taken => {
-            // Complete: the handle reads the output, which is still there
-            // (the completer drops it only without JOIN_INTEREST).
-            prop_assert!(state.load().is_complete() && state.load().is_join_interested());
-            m.output_taken = true;
-        }
-        TaskOp::DropJoinHandle if m.handle => {
-            let got = state.transition_to_join_handle_dropped();
-            m.join_interest = false;
-            let drop_output = m.complete;
-            if !m.complete {
-                m.join_waker = false;
-            }
-            prop_assert_eq!(got.drop_output, drop_output);
-            prop_assert_eq!(got.drop_waker, !m.join_waker);
-            if drop_output {
-                m.output_taken = true;
-            }
-            m.handle = false;
-            m.release();
-            prop_assert_eq!(state.ref_dec(), m.freed);
-        }
-        TaskOp::Shutdown if m.listed && !m.poller => {
-            m.stopped = true;
-            // Listed and not being polled: idle (a task leaves the list as
-            // it completes).
-            prop_assert!(!m.running && !m.complete, "{:?}", m);
-            state.transition_to_shutdown();
-            m.cancelled = true;
-            m.listed = false;
-            // Shutdown owns the future with the list's reference and
-            // completes it as the poller would.
-            m.running = true;
-            m.poller = true;
-            return apply(TaskOp::Complete, state, m);
-        }
-        _ => {} // the op's party holds no reference now
-    }
+/// The real word's bits and count against the specification's state, and
+/// the invariants the specification keeps.
+fn check_task_state(state: &State, m: &tspec::TaskState) -> Result<(), TestCaseError> {
+    let s = state.load();
+    let bits = (
+        s.is_running(),
+        s.is_complete(),
+        s.is_notified(),
+        s.is_cancelled(),
+        s.is_join_interested(),
+        s.has_join_waker(),
+    );
+    let want = (
+        m.running,
+        m.complete,
+        m.notified,
+        m.cancelled,
+        m.join_interest,
+        m.join_waker,
+    );
+    prop_assert_eq!(bits, want, "{:?} vs {:?}", s, m);
+    // the count is exactly the holders.
+    prop_assert_eq!(s.ref_count(), m.holders(), "refs {:?} vs {:?}", s, m);
+    // at most one queued reference, and only while NOTIFIED.
+    prop_assert!(m.queued <= 1 && (m.queued == 0 || m.notified), "{:?}", m);
+    // a completed task's future is gone: nobody polls it.
+    prop_assert!(!(m.running && m.complete), "{:?}", m);
     Ok(())
 }
 
 proptest! {
     #![proptest_config(crate::support::proptest_config(512))]
 
-    /// Every transition of the task state word matches a reference that
-    /// tracks each reference holder: the count always equals the holders
+    /// Every transition of the task state word matches its specification
+    /// (`specs/task_state.rs`), which tracks each reference holder: the
+    /// count always equals the holders
     /// and reaches 0 exactly once; at most one queued reference; a wake is
     /// never lost (a wake of an idle task queues it, of a running one makes
     /// the poller requeue it); the join waker and the output each have one
@@ -381,15 +110,21 @@ proptest! {
     #[test]
     fn task_state_matches_reference(ops in proptest::collection::vec(task_op(), 1..40)) {
         let state = State::new();
-        let mut model = TaskModel::new();
-        model.check(&state)?;
+        let mut model = tspec::TaskState::new(0);
+        check_task_state(&state, &model)?;
         for op in ops {
             if model.freed {
                 break;
             }
-            apply(op, &state, &mut model)?;
+            // An operation whose party holds no reference now is skipped.
+            let Some((want, next)) = tspec::TaskState::outcomes(&model, &op).pop() else {
+                continue;
+            };
+            let got = tspec::run_on(&op, &state, model.listed);
+            prop_assert_eq!(got, want, "{:?} from {:?}", op, model);
+            model = next;
             if !model.freed {
-                model.check(&state)?;
+                check_task_state(&state, &model)?;
             }
         }
     }

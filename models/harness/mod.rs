@@ -423,10 +423,15 @@ pub fn explore_within(
             ran.store(0, Relaxed);
             let mut builder = loom::model::Builder::new();
             builder.preemption_bound = bound;
-            builder.max_permutations = Some(max_executions);
+            // loom looks at the budget before it runs an execution,
+            // counting from 1: `max_permutations = n` runs n - 1. So n is
+            // one more than the budget, and a run stopped by it has run
+            // exactly the budget. (It was the budget until 2026-11-26: a
+            // scenario stopped at 9,999 executions was reported complete.)
+            builder.max_permutations = Some(max_executions + 1);
             // loom checks the budget only every `checkpoint_interval`
             // executions.
-            builder.checkpoint_interval = max_executions;
+            builder.checkpoint_interval = max_executions + 1;
             builder.max_duration = None;
             let run = counted.clone();
             builder.check(move || run());

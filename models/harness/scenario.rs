@@ -269,22 +269,62 @@ impl Waiter {
 }
 
 /// Wake-ups one operation hands to a thread asleep after another (a
-/// sender asleep for room, woken by a receive that answered "wake"), for
-/// components whose sleeping is their caller's: a token per wake, kept
-/// outside the model (std types: no scheduling point).
+/// sender asleep for room, woken by a receive that answered "wake"; a
+/// task queued for the worker), for components whose sleeping or queueing
+/// is their caller's: a token per wake, counted outside the model (std
+/// types: no scheduling point). [`Tokens::carrying`] also carries each
+/// token by one model atomic, so that what the giver did before it
+/// happens-before what the taker does after, as a real queue makes it
+/// (a component whose parties hand data over needs it; one that only
+/// counts, as the room, does not, and is spared the scheduling points).
 #[derive(Default)]
 pub struct Tokens {
     tokens: Mutex<usize>,
     sleepers: Mutex<Vec<Waker>>,
+    carrier: Option<modelsync::sync::atomic::AtomicUsize>,
 }
 
 impl Tokens {
+    /// Tokens that carry happens-before from giver to taker.
+    pub fn carrying() -> Self {
+        Tokens {
+            carrier: Some(modelsync::sync::atomic::AtomicUsize::new(0)),
+            ..Tokens::default()
+        }
+    }
+
     /// Hands out one wake-up and wakes the threads waiting for one.
     pub fn give(&self) {
+        // Release: the taker's Acquire read-modify-write below reads this
+        // or a later one of the same release sequence (all are RMWs).
+        if let Some(carrier) = &self.carrier {
+            carrier.fetch_add(1, Release);
+        }
         *self.tokens.lock().unwrap() += 1;
         let sleepers = std::mem::take(&mut *self.sleepers.lock().unwrap());
         for waker in sleepers {
             waker.wake();
+        }
+    }
+
+    /// Takes a wake-up if one is there, without waiting.
+    pub fn try_take(&self) -> bool {
+        let there = {
+            let mut tokens = self.tokens.lock().unwrap();
+            let there = *tokens > 0;
+            *tokens -= usize::from(there);
+            there
+        };
+        if there {
+            self.acquire();
+        }
+        there
+    }
+
+    fn acquire(&self) {
+        if let Some(carrier) = &self.carrier {
+            // Acquire: see `give`.
+            carrier.fetch_add(0, Acquire);
         }
     }
 
@@ -298,6 +338,8 @@ impl Tokens {
                 let mut tokens = self.tokens.lock().unwrap();
                 if *tokens > 0 {
                     *tokens -= 1;
+                    drop(tokens);
+                    self.acquire();
                     return true;
                 }
             }
@@ -517,7 +559,7 @@ fn scenario_count() -> u64 {
     env_usize("MODELSYNC_SCENARIOS").unwrap_or(if cfg!(miri) {
         2
     } else if cfg!(loom) {
-        16
+        8
     } else {
         32
     })

@@ -36,6 +36,18 @@
 //! `transition_to_shutdown`), checked by every model and test that runs a
 //! task, rather than code no schedule can reach.
 //!
+//! # Specification and contract
+//!
+//! As a component on its own (`specs/task_state.rs`, stepped beside the
+//! word by the property test `runtime::task_state_matches_reference` and
+//! checked against the histories of `runtime::task_state_generated_scenarios`):
+//! the stage bits and the holders of references; each transition is made
+//! by the party holding the reference it needs, and the count is always
+//! the holders'. What it assumes of its callers (`task.rs`, `worker.rs`):
+//! a worker runs a task only with its queued reference; the completer
+//! gives the join waker back after waking it and drops its references
+//! last; shutdown runs only after every worker stopped.
+//!
 //! Orderings: every transition that hands the future, the output or the
 //! join waker from one party to another is `AcqRel` (it releases what this
 //! party wrote and acquires what the previous owner wrote), and the loads
