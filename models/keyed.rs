@@ -1185,7 +1185,8 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
     const RUST_TYPE: &'static str = F::RUST_TYPE;
 
     fn items(scenario: &Scenario<KeyedOp>) -> usize {
-        all_ops(scenario)
+        scenario
+            .ops()
             .filter(|op| matches!(op, KeyedOp::Send(..) | KeyedOp::TrySend(..)))
             .count()
     }
@@ -1395,22 +1396,12 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
     }
 }
 
-fn all_ops<Op>(scenario: &Scenario<Op>) -> impl Iterator<Item = &Op> {
-    std::iter::once(&scenario.init)
-        .chain(&scenario.threads)
-        .chain(std::iter::once(&scenario.post))
-        .flatten()
-}
-
 /// Numbers the items sent, in scenario order; in the sync flavour, keeps
 /// the blocking operations to where they return (see `KeyedSubject`).
 fn keyed_rules(mut scenario: Scenario<KeyedOp>, sync: bool) -> Scenario<KeyedOp> {
     let mut sends = 0;
     let threads = scenario.threads.len();
-    let parts = std::iter::once(&mut scenario.init)
-        .chain(scenario.threads.iter_mut())
-        .chain(std::iter::once(&mut scenario.post));
-    for (part, ops) in parts.enumerate() {
+    for (part, ops) in scenario.parts_mut().enumerate() {
         let is_init = part == 0;
         let mut kept = Vec::new();
         let is_thread = part > 0 && part <= threads;
@@ -1583,6 +1574,34 @@ use modelsync::internals::keyed::{Push, ReleaseStack};
 /// taken is delivered, one refused by a closed stack dropped by its pusher.
 struct ReleaseStackSubject;
 
+/// Pushes ledger item `item`, recorded; a value refused by a closed stack
+/// is its pusher's again and dropped here. Returns whether the push woke
+/// the taker.
+fn record_stack_push(
+    stack: &ReleaseStack<Tracked>,
+    item: usize,
+    ledger: &Ledger,
+    rec: &ThreadRecorder<rspec::ReleaseStack>,
+) -> bool {
+    use rspec::Ret;
+    let value = ledger.item(item);
+    let pushed = rec.op(
+        rspec::Op::Push(item),
+        || stack.push(value),
+        |pushed| match pushed {
+            Push::Queued => Ret::Queued,
+            Push::WakeTaker => Ret::WakeTaker,
+            Push::Closed(_) => Ret::Closed,
+        },
+    );
+    matches!(pushed, Push::WakeTaker)
+}
+
+/// What `take_all` or `close` took, as the specification says it.
+fn taken_items(values: &impl AsRef<[Tracked]>) -> rspec::Ret {
+    rspec::Ret::Taken(values.as_ref().iter().map(Tracked::id).collect())
+}
+
 #[derive(Clone, Debug, PartialEq)]
 enum StackOp {
     Push(usize),
@@ -1599,11 +1618,8 @@ impl Subject for ReleaseStackSubject {
     const RUST_TYPE: &'static str = "ReleaseStackSubject";
 
     fn items(scenario: &Scenario<StackOp>) -> usize {
-        let parts = std::iter::once(&scenario.init)
-            .chain(&scenario.threads)
-            .chain(std::iter::once(&scenario.post));
-        parts
-            .flatten()
+        scenario
+            .ops()
             .filter(|op| matches!(op, StackOp::Push(_)))
             .count()
     }
@@ -1626,21 +1642,9 @@ impl Subject for ReleaseStackSubject {
         ledger: &Ledger,
     ) {
         use rspec::{Op, Ret};
-        let taken = |values: &Vec<Tracked>| Ret::Taken(values.iter().map(Tracked::id).collect());
         let delivered = match *op {
             StackOp::Push(item) => {
-                let value = ledger.item(item);
-                let pushed = rec.op(
-                    Op::Push(item),
-                    || stack.push(value),
-                    |pushed| match pushed {
-                        Push::Queued => Ret::Queued,
-                        Push::WakeTaker => Ret::WakeTaker,
-                        Push::Closed(_) => Ret::Closed,
-                    },
-                );
-                // A refused value is its pusher's again: dropped here.
-                drop(pushed);
+                record_stack_push(stack, item, ledger, rec);
                 Vec::new()
             }
             StackOp::AnnounceWaiting => {
@@ -1651,8 +1655,8 @@ impl Subject for ReleaseStackSubject {
                 );
                 Vec::new()
             }
-            StackOp::TakeAll => rec.op(Op::TakeAll, || stack.take_all(), taken),
-            StackOp::Close => rec.op(Op::Close, || stack.close(), taken),
+            StackOp::TakeAll => rec.op(Op::TakeAll, || stack.take_all(), taken_items),
+            StackOp::Close => rec.op(Op::Close, || stack.close(), taken_items),
         };
         for value in delivered {
             ledger.deliver(value);
@@ -1701,10 +1705,7 @@ fn number_pushes_and_close_once(mut scenario: Scenario<StackOp>) -> Scenario<Sta
             closed |= *op == StackOp::Close;
         }
     }
-    let parts = std::iter::once(&mut scenario.init)
-        .chain(scenario.threads.iter_mut())
-        .chain(std::iter::once(&mut scenario.post));
-    for op in parts.flatten() {
+    for op in scenario.ops_mut() {
         if let StackOp::Push(item) = op {
             *item = pushes;
             pushes += 1;
@@ -1753,22 +1754,9 @@ fn release_stack_push_racing_announcement_and_close() {
             let pusher = {
                 let (stack, ledger, rec) = (stack.clone(), ledger.clone(), history.thread(1));
                 thread::spawn(move || {
-                    let mut outcomes = Vec::new();
-                    for item in 0..2 {
-                        let value = ledger.item(item);
-                        let pushed = rec.op(
-                            rspec::Op::Push(item),
-                            || stack.push(value),
-                            |pushed| match pushed {
-                                Push::Queued => rspec::Ret::Queued,
-                                Push::WakeTaker => rspec::Ret::WakeTaker,
-                                Push::Closed(_) => rspec::Ret::Closed,
-                            },
-                        );
-                        outcomes.push(matches!(pushed, Push::WakeTaker));
-                        drop(pushed);
-                    }
-                    outcomes
+                    (0..2)
+                        .map(|item| record_stack_push(&stack, item, &ledger, &rec))
+                        .collect::<Vec<bool>>()
                 })
             };
             let announced = main.op(
@@ -1776,9 +1764,7 @@ fn release_stack_push_racing_announcement_and_close() {
                 || stack.announce_waiting(),
                 |&a| rspec::Ret::Announced(a),
             );
-            let taken =
-                |values: &Vec<Tracked>| rspec::Ret::Taken(values.iter().map(Tracked::id).collect());
-            let mut got = main.op(rspec::Op::Close, || stack.close(), taken);
+            let mut got = main.op(rspec::Op::Close, || stack.close(), taken_items);
             let wakes = pusher.join().unwrap();
             main.join(1);
             // The announcement and the first push: exactly one saw the
@@ -1816,6 +1802,36 @@ use modelsync::internals::keyed::{slot_list, SlotReader, SlotWriter};
 /// `Claim` and `Write`, both with the push's interval.
 struct SlotListSubject;
 
+/// Pushes ledger item `item`, recorded as its two steps, `Claim` and
+/// `Write`, both with the push's interval. Returns whether the write woke
+/// the reader.
+fn record_slot_push(
+    writer: &SlotWriter<Tracked>,
+    item: usize,
+    ledger: &Ledger,
+    rec: &ThreadRecorder<sspec::SlotList>,
+) -> bool {
+    let value = ledger.item(item);
+    let claim = rec.call(sspec::Op::Claim(item));
+    let write = rec.call(sspec::Op::Write(item));
+    let wake = writer.push(value);
+    rec.returned(claim, sspec::Ret::Unit);
+    rec.returned(write, sspec::Ret::Wake(wake));
+    wake
+}
+
+/// Pops the next value, recorded.
+fn record_pop(
+    reader: &mut SlotReader<Tracked>,
+    rec: &ThreadRecorder<sspec::SlotList>,
+) -> Option<Tracked> {
+    rec.op(
+        sspec::Op::Pop,
+        || reader.pop(),
+        |popped| sspec::Ret::Popped(popped.as_ref().map(Tracked::id)),
+    )
+}
+
 #[derive(Clone, Debug, PartialEq)]
 enum SlotOp {
     Push(usize),
@@ -1836,11 +1852,8 @@ impl Subject for SlotListSubject {
     const RUST_TYPE: &'static str = "SlotListSubject";
 
     fn items(scenario: &Scenario<SlotOp>) -> usize {
-        let parts = std::iter::once(&scenario.init)
-            .chain(&scenario.threads)
-            .chain(std::iter::once(&scenario.post));
-        parts
-            .flatten()
+        scenario
+            .ops()
             .filter(|op| matches!(op, SlotOp::Push(_)))
             .count()
     }
@@ -1881,23 +1894,13 @@ impl Subject for SlotListSubject {
         use sspec::{Op, Ret};
         match *op {
             SlotOp::Push(item) => {
-                let value = ledger.item(item);
-                let claim = rec.call(Op::Claim(item));
-                let write = rec.call(Op::Write(item));
-                let wake = ends.writer.push(value);
-                rec.returned(claim, Ret::Unit);
-                rec.returned(write, Ret::Wake(wake));
+                record_slot_push(&ends.writer, item, ledger, rec);
             }
             SlotOp::Pop => {
                 let Some(reader) = ends.reader.as_mut() else {
                     return;
                 };
-                let popped = rec.op(
-                    Op::Pop,
-                    || reader.pop(),
-                    |popped| Ret::Popped(popped.as_ref().map(Tracked::id)),
-                );
-                if let Some(value) = popped {
+                if let Some(value) = record_pop(reader, rec) {
                     ledger.deliver(value);
                 }
             }
@@ -1934,11 +1937,8 @@ impl Subject for SlotListSubject {
                 scenario::shape(reader.clone(), parts, reader.clone(), [3, 3, 2])
             })
             .prop_map(|mut scenario| {
-                let parts = std::iter::once(&mut scenario.init)
-                    .chain(scenario.threads.iter_mut())
-                    .chain(std::iter::once(&mut scenario.post));
-                for (n, item) in parts
-                    .flatten()
+                for (n, item) in scenario
+                    .ops_mut()
                     .filter_map(|op| match op {
                         SlotOp::Push(item) => Some(item),
                         _ => None,
@@ -2012,12 +2012,7 @@ fn slot_list_writers_cross_a_block_while_the_reader_waits() {
                 let (writer, ledger, rec) = (writer.clone(), ledger.clone(), history.thread(item));
                 let done = returned[item - 1].clone();
                 thread::spawn(move || {
-                    let value = ledger.item(item);
-                    let claim = rec.call(sspec::Op::Claim(item));
-                    let write = rec.call(sspec::Op::Write(item));
-                    let wake = writer.push(value);
-                    rec.returned(claim, sspec::Ret::Unit);
-                    rec.returned(write, sspec::Ret::Wake(wake));
+                    let wake = record_slot_push(&writer, item, &ledger, &rec);
                     done.set();
                     wake
                 })
@@ -2029,11 +2024,7 @@ fn slot_list_writers_cross_a_block_while_the_reader_waits() {
             |&a| sspec::Ret::Announced(a),
         );
         r_refused.hit_if(!announced);
-        let first = main.op(
-            sspec::Op::Pop,
-            || reader.pop(),
-            |p| sspec::Ret::Popped(p.as_ref().map(Tracked::id)),
-        );
+        let first = record_pop(&mut reader, &main);
         // `None` although a writer had returned: its place is written,
         // behind the other's claimed one.
         r_behind.hit_if(first.is_none() && returned.iter().any(Flag::get));
@@ -2056,11 +2047,7 @@ fn slot_list_writers_cross_a_block_while_the_reader_waits() {
             "a write woke a reader that had not announced, or two writes woke it"
         );
         // Both written now: the rest, in claim order.
-        while let Some(value) = main.op(
-            sspec::Op::Pop,
-            || reader.pop(),
-            |p| sspec::Ret::Popped(p.as_ref().map(Tracked::id)),
-        ) {
+        while let Some(value) = record_pop(&mut reader, &main) {
             read.push(value.id());
             ledger.deliver(value);
         }

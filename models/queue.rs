@@ -842,18 +842,10 @@ struct Queues {
 /// Numbers the items pushed, in scenario order.
 fn number_items(mut scenario: Scenario<qspec::Op>) -> Scenario<qspec::Op> {
     let mut next = 0;
-    let parts = std::iter::once(&mut scenario.init)
-        .chain(scenario.threads.iter_mut())
-        .chain(std::iter::once(&mut scenario.post));
-    for part in parts {
-        for op in part.iter_mut() {
-            match op {
-                qspec::Op::Push(_, item) | qspec::Op::InjectPush(item) => {
-                    *item = next;
-                    next += 1;
-                }
-                _ => {}
-            }
+    for op in scenario.ops_mut() {
+        if let qspec::Op::Push(_, item) | qspec::Op::InjectPush(item) = op {
+            *item = next;
+            next += 1;
         }
     }
     scenario
@@ -867,11 +859,8 @@ impl Subject for QueueSubject {
     const RUST_TYPE: &'static str = "QueueSubject";
 
     fn items(scenario: &Scenario<qspec::Op>) -> usize {
-        let parts = std::iter::once(&scenario.init)
-            .chain(&scenario.threads)
-            .chain(std::iter::once(&scenario.post));
-        parts
-            .flatten()
+        scenario
+            .ops()
             .filter(|op| matches!(op, qspec::Op::Push(..) | qspec::Op::InjectPush(_)))
             .count()
     }

@@ -1328,11 +1328,8 @@ impl Subject for RuntimeSubject {
     const RUST_TYPE: &'static str = "RuntimeSubject";
 
     fn items(scenario: &Scenario<TaskOp>) -> usize {
-        let parts = std::iter::once(&scenario.init)
-            .chain(&scenario.threads)
-            .chain(std::iter::once(&scenario.post));
-        parts
-            .flatten()
+        scenario
+            .ops()
             .filter(|op| matches!(op, TaskOp::Spawn { .. }))
             .count()
     }

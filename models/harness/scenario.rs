@@ -458,9 +458,34 @@ impl<Op> Scenario<Op> {
         self
     }
 
+    /// The parts in scenario order: the initial part, each thread's, the
+    /// final part.
+    pub fn parts(&self) -> impl Iterator<Item = &Vec<Op>> {
+        std::iter::once(&self.init)
+            .chain(&self.threads)
+            .chain(std::iter::once(&self.post))
+    }
+
+    /// As [`parts`](Self::parts), to rewrite them.
+    pub fn parts_mut(&mut self) -> impl Iterator<Item = &mut Vec<Op>> {
+        std::iter::once(&mut self.init)
+            .chain(self.threads.iter_mut())
+            .chain(std::iter::once(&mut self.post))
+    }
+
+    /// Every operation, in scenario order.
+    pub fn ops(&self) -> impl Iterator<Item = &Op> {
+        self.parts().flatten()
+    }
+
+    /// As [`ops`](Self::ops), to rewrite them (numbering items).
+    pub fn ops_mut(&mut self) -> impl Iterator<Item = &mut Op> {
+        self.parts_mut().flatten()
+    }
+
     /// Operations in all.
     pub fn len(&self) -> usize {
-        self.init.len() + self.threads.iter().map(Vec::len).sum::<usize>() + self.post.len()
+        self.ops().count()
     }
 
     /// This scenario as a model for `models/<p>.rs`, named `name`.

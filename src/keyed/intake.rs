@@ -235,6 +235,15 @@ impl<K, V> Stack<K, V> {
             .is_ok()
     }
 
+    /// Whether the taker has closed the stack: for a holder of the whole
+    /// stack (its drop), when no push can run beside it.
+    fn is_closed(&self) -> bool {
+        // Relaxed: the caller has the stack to itself, so whatever handed
+        // it over (a join, the last `Arc`) ordered every push and the
+        // close before this load.
+        self.head.load(Relaxed) == self.closed()
+    }
+
     /// Takes every envelope pushed so far, oldest first (and withdraws an
     /// announcement).
     pub(super) fn take_all(&self) -> Batch<K, V> {
@@ -319,9 +328,6 @@ impl<K, V> Drop for Batch<K, V> {
 /// envelopes are filled with no keys.
 pub struct ReleaseStack<V> {
     stack: Stack<u8, Option<V>>,
-    /// Set by `close`, read by `drop`: both the taker's (one thread, or
-    /// handed on with the whole stack), so Relaxed.
-    closed: crate::sync::atomic::AtomicBool,
 }
 
 /// What [`ReleaseStack::push`] did.
@@ -346,7 +352,6 @@ impl<V> Default for ReleaseStack<V> {
     fn default() -> Self {
         ReleaseStack {
             stack: Stack::new(),
-            closed: crate::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -380,8 +385,6 @@ impl<V> ReleaseStack<V> {
     /// The taker's, once: everything pushed so far, and every later push
     /// refused.
     pub fn close(&self) -> Vec<V> {
-        // Relaxed: see `closed`.
-        self.closed.store(true, Relaxed);
         self.stack
             .close()
             .map(|mut envelope| take_value(&mut envelope))
@@ -397,8 +400,7 @@ impl<V> std::fmt::Debug for ReleaseStack<V> {
 
 impl<V> Drop for ReleaseStack<V> {
     fn drop(&mut self) {
-        // Relaxed: see `closed`; `drop` has the stack to itself.
-        if !self.closed.load(Relaxed) {
+        if !self.stack.is_closed() {
             drop(self.stack.take_all());
         }
     }
