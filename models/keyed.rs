@@ -2312,3 +2312,41 @@ fn room_receive_races_a_sleeper_for_the_last_place() {
             history.check();
         });
 }
+
+/// A sender deciding on a stale view of the room: the room's part of
+/// `keyed::async_senders_share_the_room`, on its own and complete. At
+/// capacity 1 one thread takes room twice while the receiver frees two
+/// messages and another thread takes room once as a would-be sleeper.
+/// That sender's first look at `claims` may be older than the first
+/// thread's second take; when that view says "full" it reads the
+/// receiver's count, and what it reads there must come with the claims
+/// those receives saw (the receive's Release, the look's Acquire), or it
+/// finds the room two receives freed "full", counts itself asleep after
+/// the last receive looked for sleepers, and is never woken: its `Full`
+/// then cannot be placed in the history (a `Full` counts a sleeper that a
+/// later receive must wake, and after both receives the room was free).
+/// Bound 3 in pull requests (37,877 executions, about 5 s on H3), the
+/// lowest that kills both orderings' mutants (`free`'s Release,
+/// `try_take`'s Acquire); bound 4 takes 282,346 and the complete run did
+/// not end in ten minutes (taking the first room in the initial part
+/// instead makes it larger: 154,319 at bound 3). The whole channel's
+/// `keyed::async_senders_share_the_room` kills both at bound 0.
+///
+/// Checks: K-3, K-7.
+#[test]
+fn room_sender_decides_on_a_stale_view() {
+    let scenario = Scenario {
+        init: vec![],
+        threads: vec![
+            vec![RoomOp::Free, RoomOp::Free],
+            vec![
+                RoomOp::TryTake { as_sleeper: false },
+                RoomOp::TryTake { as_sleeper: false },
+            ],
+            vec![RoomOp::TryTake { as_sleeper: true }],
+        ],
+        post: vec![RoomOp::TakenNotReceived],
+        handoffs: vec![],
+    };
+    scenario::scenario_model::<RoomSubject>(model!().preemption_bound(3), scenario);
+}
