@@ -39,20 +39,24 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LINE = re.compile(r"model (\S+) backend=(\w+) (.*?) executions=(\d+) time=(\S+)s reached\[(.*?)\]")
+LINE = re.compile(r"model (\S+) backend=(\w+) (.*?) executions=(\d+) time=(\S+)s reached\[(.*?)\]"
+                  r"(?: real_time_pass\[(.*?) executions=(\d+) time=(\S+)s histories_checked=\d+\])?")
 HEADER = "| model | pull-request CI |"
 DOC = ROOT / "VERIFICATION.md"
 REWRITE = "python3 ci/model_table.py --pr-only"
 
 
 def parse(text):
-    """{model: (setting, executions, seconds, reached)} from result lines."""
+    """{model: (setting, executions, seconds, reached, real-time pass)} from
+    result lines; the real-time pass (a history-checking loom model's second
+    run, models/harness/mod.rs) is (setting, executions, seconds) or None."""
     found = {}
     for line in text.splitlines():
         m = LINE.search(line)
         if m:
-            name, _, setting, executions, secs, reached = m.groups()
-            found[name] = (setting, int(executions), float(secs), reached.replace("=", ": "))
+            name, _, setting, executions, secs, reached, rt_setting, rt_execs, rt_secs = m.groups()
+            rt = (rt_setting, int(rt_execs), float(rt_secs)) if rt_execs else None
+            found[name] = (setting, int(executions), float(secs), reached.replace("=", ": "), rt)
     return found
 
 
@@ -82,9 +86,20 @@ def is_generated(setting):
     return setting.startswith("scenarios=")
 
 
-def pr_cell(setting, executions, secs):
+RT = "real-time pass:"
+
+
+def pr_cell(setting, executions, secs, real_time=None):
     """The pull-request column: how the main job ran the model, and its
-    executions (what `check` compares)."""
+    executions (what `check` compares); then its real-time pass, if it had
+    one."""
+    cell = run_cell(setting, executions, secs)
+    if real_time:
+        cell += f"; {RT} " + run_cell(*real_time)
+    return cell
+
+
+def run_cell(setting, executions, secs):
     if is_generated(setting):
         fields = dict(f.split("=", 1) for f in setting.split() if "=" in f)
         bounded = fields.get("bounded", "0")
@@ -102,7 +117,7 @@ def complete_cell(setting, executions, secs, budget):
     if is_generated(setting):
         # The same run: each scenario complete within its budget, or the
         # highest bound that finishes within it.
-        return f"as in pull requests: {pr_cell(setting, executions, secs).split(':')[0]}"
+        return f"as in pull requests: {run_cell(setting, executions, secs).split(':')[0]}"
     if bound_of(setting) == "none":
         return f"**complete**: {show(executions, secs)}"
     capped = re.search(r"capped:loom-does-not-end-above-(\d+)", setting)
@@ -130,9 +145,12 @@ def cells(row):
 
 
 def executions_in(cell):
-    """The executions a pull-request cell gives, or None (an old cell)."""
-    m = re.search(r"([\d,]+) / [\d.]+s", cell)
-    return int(m.group(1).replace(",", "")) if m else None
+    """The executions a pull-request cell gives, and those of its real-time
+    pass (None where it has none, or is an old cell)."""
+    first, _, real_time = cell.partition(f"; {RT}")
+    count = lambda text: (  # noqa: E731
+        int(m.group(1).replace(",", "")) if (m := re.search(r"([\d,]+) / [\d.]+s", text)) else None)
+    return count(first), count(real_time)
 
 
 def check(report_path):
@@ -142,7 +160,7 @@ def check(report_path):
     doc, start, end = table()
     rows = {name_of(row): cells(row) for row in doc[start:end]}
     wrong = []
-    for name, (setting, executions, _, _) in sorted(report.items()):
+    for name, (setting, executions, _, _, real_time) in sorted(report.items()):
         if "all-read-modify-write" in setting:
             continue
         row = rows.get(name)
@@ -150,11 +168,13 @@ def check(report_path):
             wrong.append(f"{name}: no row (the main job ran {executions:,} executions)")
             continue
         said = executions_in(row[1])
-        if row[1] == "not a loom model":
+        if row[1].startswith("not a loom model"):
             continue
-        if said != executions:
-            wrong.append(f"{name}: the table says {row[1]!r}, the main job ran {executions:,} "
-                         f"executions ({pr_cell(setting, executions, 0).split(':')[0]})")
+        ran = (executions, real_time[1] if real_time else None)
+        if said != ran:
+            rt = real_time and (real_time[0], real_time[1], 0)
+            wrong.append(f"{name}: the table says {row[1]!r}, the main job ran "
+                         f"{pr_cell(setting, executions, 0, rt)!r}")
     if wrong:
         sys.exit("VERIFICATION.md's model table does not say what the main job runs:\n  "
                  + "\n  ".join(wrong)
@@ -186,15 +206,15 @@ def main():
     rows = []
     if args.pr_only:
         shuttle = run(["bash", "ci/shuttle", "--test", "models", "--"] + only) if args.shuttle else {}
-        for name in sorted(set(pr) | {n for n, c in old.items() if c[1] == "not a loom model"}):
+        for name in sorted(set(pr) | {n for n, c in old.items() if c[1].startswith("not a loom model")}):
             if name not in pr:
                 if not args.only or name.startswith(args.only):
                     rows.append("| " + " | ".join(old[name]) + " |")
                 continue
-            setting, executions, secs, reached = pr[name]
+            setting, executions, secs, reached, real_time = pr[name]
             previous = old.get(name, [f"`{name}`", "", "not measured", "not measured", reached,
                                       "not measured"])
-            cell = pr_cell(setting, executions, secs)
+            cell = pr_cell(setting, executions, secs, real_time)
             complete = previous[2]
             if bound_of(setting) == "none" or is_generated(setting):
                 complete = complete_cell(setting, executions, secs, args.budget)
@@ -212,11 +232,11 @@ def main():
                 rows.append(f"| `{name}` | not a loom model | | | {shuttle[name][3]} (shuttle) "
                             f"| {shuttle[name][2]:.2f}s |")
                 continue
-            setting, executions, secs, _ = pr[name]
-            first = pr_cell(setting, executions, secs)
-            setting, executions, secs, reached = complete[name]
+            setting, executions, secs, _, real_time = pr[name]
+            first = pr_cell(setting, executions, secs, real_time)
+            setting, executions, secs, reached, _ = complete[name]
             second = complete_cell(setting, executions, secs, args.budget)
-            _, e2, s2, _ = bound2[name]
+            _, e2, s2, _, _ = bound2[name]
             last = f"{shuttle[name][2]:.2f}s" if name in shuttle else "not a shuttle scenario"
             rows.append(f"| `{name}` | {first} | {second} | {show(e2, s2)} | {reached} | {last} |")
     if args.only:

@@ -244,8 +244,8 @@ def copy_tree(dst):
 def run_one(mutant, slot, budget, scratch):
     workdir = scratch / f"work{slot}"
     copy_tree(workdir)
-    # MODELSYNC_MUTANTS_RUSTFLAGS: another loom build, e.g. the audit build
-    # ("--cfg loom --cfg modelsync_loads_as_rmw", ci/loom-audit).
+    # MODELSYNC_MUTANTS_RUSTFLAGS: another loom build. (The audit run is
+    # MODELSYNC_EVERY_ACCESS_RMW=1 in the environment, ci/loom-audit.)
     rustflags = os.environ.get("MODELSYNC_MUTANTS_RUSTFLAGS", "--cfg loom")
     env = dict(os.environ, RUSTFLAGS=rustflags, LOOM_MAX_PREEMPTIONS=BOUND,
                CARGO_TARGET_DIR=str(scratch / f"target{slot}"))

@@ -183,11 +183,11 @@ impl Recorded<'_> {
         self.0
             .op(kspec::Op::DropSender, || drop(tx), |_| kspec::Ret::Unit);
     }
-}
 
-/// Receives a message that must be deliverable now.
-fn take<F: Flavour>(rx: &mut F::Rx) -> Msg {
-    F::try_recv(rx).expect("a deliverable message")
+    fn drop_receiver<T>(&self, rx: T) {
+        self.0
+            .op(kspec::Op::DropReceiver, || drop(rx), |_| kspec::Ret::Unit);
+    }
 }
 
 /// A release races a blocked `recv`: the receiver holds the message on
@@ -332,27 +332,36 @@ fn last_sender_leaves_while_recv_waits<F: Flavour>(model: Model) {
     let r = early.clone();
     model.reach(&early).check(move || {
         let ledger = Ledger::new(1);
+        let (history, main) = history(1, 1);
+        let rec = Recorded(&main);
         let (tx, mut rx) = F::channel(1);
         // A loom atomic, not a `Flag`, as in `release_races_blocked_recv`.
         let leaving = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
         let sender = {
             let (ledger, leaving) = (ledger.clone(), leaving.clone());
-            thread::spawn(move || {
-                F::send(&tx, &[0], ledger.item(0)).unwrap();
+            main.spawn(1, move |thread| {
+                let rec = Recorded(&thread);
+                rec.send::<F>(&tx, &[0], ledger.item(0)).unwrap();
                 // Relaxed: only labels the execution.
                 leaving.store(true, modelsync::sync::atomic::Ordering::Relaxed);
-                drop(tx);
+                rec.drop_sender(tx);
             })
         };
         // Relaxed: only labels the execution.
         r.hit_if(!leaving.load(modelsync::sync::atomic::Ordering::Relaxed));
-        let message = F::recv(&mut rx).expect("the message sent before leaving");
+        let message = rec
+            .recv::<F>(&mut rx)
+            .expect("the message sent before leaving");
         assert_eq!(message.value().id(), 0);
-        ledger.deliver(message.into_value());
-        assert_eq!(F::recv(&mut rx).err(), Some(RecvError));
+        ledger.deliver(rec.take_value(message));
+        assert_eq!(rec.recv::<F>(&mut rx).err(), Some(RecvError));
         sender.join().unwrap();
-        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Disconnected));
+        assert_eq!(
+            rec.try_recv::<F>(&mut rx).err(),
+            Some(TryRecvError::Disconnected)
+        );
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -442,37 +451,51 @@ fn multi_key_message_waits_for_both<F: Flavour>(model: Model) {
     let r = early.clone();
     model.reach(&early).check(move || {
         let ledger = Ledger::new(5);
+        let (history, main) = history(5, 1);
+        let rec = Recorded(&main);
         let (tx, mut rx) = F::channel(5);
         for (id, keys) in [(0, &[0u8][..]), (1, &[1]), (2, &[0, 1]), (3, &[0])] {
-            F::send(&tx, keys, ledger.item(id)).unwrap();
+            rec.send::<F>(&tx, keys, ledger.item(id)).unwrap();
         }
-        let (on_0, on_1) = (take::<F>(&mut rx), take::<F>(&mut rx));
+        let take = |rx: &mut F::Rx| rec.try_recv::<F>(rx).expect("a deliverable message");
+        let (on_0, on_1) = (take(&mut rx), take(&mut rx));
         let released = Flag::default();
         let releaser = {
             let released = released.clone();
-            thread::spawn(move || {
-                drop(on_0);
+            main.spawn(1, move |thread| {
+                Recorded(&thread).release(on_0);
                 released.set();
             })
         };
         // Whether key 0 is released yet or not, the message on 0 and 1
         // waits for 1, and the later one on 0 waits behind it.
-        let before = F::try_recv(&mut rx).err();
+        let before = rec.try_recv::<F>(&mut rx).err();
         assert_eq!(before, Some(TryRecvError::Conflicted));
-        F::send(&tx, &[2], ledger.item(4)).unwrap();
-        let unrelated = F::recv(&mut rx).expect("key 2 is free");
+        rec.send::<F>(&tx, &[2], ledger.item(4)).unwrap();
+        let unrelated = rec.recv::<F>(&mut rx).expect("key 2 is free");
         assert_eq!(unrelated.value().id(), 4, "an unrelated key was delayed");
         r.hit_if(!released.get());
         releaser.join().unwrap();
-        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Conflicted));
-        drop(on_1);
-        let both = F::recv(&mut rx).expect("both keys free");
+        assert_eq!(
+            rec.try_recv::<F>(&mut rx).err(),
+            Some(TryRecvError::Conflicted)
+        );
+        rec.release(on_1);
+        let both = rec.recv::<F>(&mut rx).expect("both keys free");
         assert_eq!(both.value().id(), 2);
-        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Conflicted));
-        drop(both);
-        assert_eq!(take::<F>(&mut rx).value().id(), 3);
-        drop((unrelated, tx, rx));
+        assert_eq!(
+            rec.try_recv::<F>(&mut rx).err(),
+            Some(TryRecvError::Conflicted)
+        );
+        rec.release(both);
+        let last = take(&mut rx);
+        assert_eq!(last.value().id(), 3);
+        rec.release(last);
+        rec.release(unrelated);
+        rec.drop_sender(tx);
+        rec.drop_receiver(rx);
         ledger.assert_all_dropped_once();
+        history.check();
     });
 }
 
@@ -497,34 +520,46 @@ fn promotion_races_a_new_message<F: Flavour>(model: Model) {
     let r = raced.clone();
     model.reach(&raced).check(move || {
         let ledger = Ledger::new(3);
+        let (history, main) = history(3, 2);
+        let rec = Recorded(&main);
         let (tx, mut rx) = F::channel(3);
-        F::send(&tx, &[0], ledger.item(0)).unwrap();
-        F::send(&tx, &[0], ledger.item(1)).unwrap();
-        let held = take::<F>(&mut rx);
+        rec.send::<F>(&tx, &[0], ledger.item(0)).unwrap();
+        rec.send::<F>(&tx, &[0], ledger.item(1)).unwrap();
+        let held = rec.try_recv::<F>(&mut rx).expect("a deliverable message");
         let released = Flag::default();
         let releaser = {
             let released = released.clone();
-            thread::spawn(move || {
-                drop(held); // promotes message 1, the last waiting on key 0
+            main.spawn(1, move |thread| {
+                // Promotes message 1, the last waiting on key 0.
+                Recorded(&thread).release(held);
                 released.set();
             })
         };
         let sender = {
             let (tx, ledger, r) = (tx.clone(), ledger.clone(), r.clone());
-            thread::spawn(move || {
+            main.spawn(2, move |thread| {
+                let rec = Recorded(&thread);
                 r.hit_if(released.get());
-                F::send(&tx, &[0], ledger.item(2)).unwrap()
+                rec.send::<F>(&tx, &[0], ledger.item(2)).unwrap();
+                rec.drop_sender(tx);
             })
         };
-        let promoted = F::recv(&mut rx).expect("the waiting message");
+        let promoted = rec.recv::<F>(&mut rx).expect("the waiting message");
         assert_eq!(promoted.value().id(), 1, "per-key order");
         sender.join().unwrap();
         releaser.join().unwrap();
-        assert!(F::try_recv(&mut rx).is_err(), "two live messages on key 0");
-        drop(promoted);
-        assert_eq!(take::<F>(&mut rx).value().id(), 2);
-        drop((tx, rx));
+        assert!(
+            rec.try_recv::<F>(&mut rx).is_err(),
+            "two live messages on key 0"
+        );
+        rec.release(promoted);
+        let last = rec.try_recv::<F>(&mut rx).expect("a deliverable message");
+        assert_eq!(last.value().id(), 2);
+        rec.release(last);
+        rec.drop_sender(tx);
+        rec.drop_receiver(rx);
         ledger.assert_all_dropped_once();
+        history.check();
     });
 }
 
@@ -551,27 +586,34 @@ fn receiver_dropped_while_senders_block<F: Flavour>(model: Model) {
     let r = blocked.clone();
     model.reach(&blocked).check(move || {
         let ledger = Ledger::new(3);
+        let (history, main) = history(1, 3);
+        let rec = Recorded(&main);
         let (tx, rx) = F::channel(1);
-        F::send(&tx, &[0], ledger.item(0)).unwrap();
+        rec.send::<F>(&tx, &[0], ledger.item(0)).unwrap();
         let senders: Vec<_> = (1..3)
             .map(|id| {
                 let (tx, ledger) = (tx.clone(), ledger.clone());
-                thread::spawn(move || match F::send(&tx, &[id as u8], ledger.item(id)) {
-                    Ok(()) => unreachable!("sent into a full channel whose receiver left"),
-                    Err(SendError(back)) => {
-                        assert_eq!(back.id(), id, "a send gave back another value");
-                        ledger.deliver(back);
+                main.spawn(id, move |thread| {
+                    let rec = Recorded(&thread);
+                    match rec.send::<F>(&tx, &[id as u8], ledger.item(id)) {
+                        Ok(()) => unreachable!("sent into a full channel whose receiver left"),
+                        Err(SendError(back)) => {
+                            assert_eq!(back.id(), id, "a send gave back another value");
+                            ledger.deliver(back);
+                        }
                     }
+                    rec.drop_sender(tx);
                 })
             })
             .collect();
-        drop(rx);
+        rec.drop_receiver(rx);
         for s in senders {
             s.join().unwrap();
         }
         r.hit();
-        drop(tx);
+        rec.drop_sender(tx);
         ledger.assert_all_dropped_once();
+        history.check();
     });
 }
 
@@ -671,27 +713,31 @@ fn senders_share_the_room<F: Flavour>(model: Model) {
     let r = late.clone();
     model.reach(&late).check(move || {
         let ledger = Ledger::new(3);
+        let (history, main) = history(1, 3);
+        let rec = Recorded(&main);
         let (tx, mut rx) = F::channel(1);
         let two_received = Flag::default();
-        let senders: Vec<_> = [&[0usize, 1][..], &[2]]
-            .into_iter()
-            .map(|ids| {
+        let senders: Vec<_> = (1..)
+            .zip([&[0usize, 1][..], &[2]])
+            .map(|(t, ids)| {
                 let (tx, ledger, two_received, r) =
                     (tx.clone(), ledger.clone(), two_received.clone(), r.clone());
-                thread::spawn(move || {
+                main.spawn(t, move |thread| {
+                    let rec = Recorded(&thread);
                     for &id in ids {
                         if id == 2 {
                             r.hit_if(two_received.get());
                         }
-                        F::send(&tx, &[id as u8], ledger.item(id)).unwrap();
+                        rec.send::<F>(&tx, &[id as u8], ledger.item(id)).unwrap();
                     }
+                    rec.drop_sender(tx);
                 })
             })
             .collect();
-        drop(tx);
+        rec.drop_sender(tx);
         for received in 1..=3 {
-            let message = F::recv(&mut rx).expect("three messages");
-            ledger.deliver(message.into_value());
+            let message = rec.recv::<F>(&mut rx).expect("three messages");
+            ledger.deliver(rec.take_value(message));
             if received == 2 {
                 two_received.set();
             }
@@ -699,8 +745,12 @@ fn senders_share_the_room<F: Flavour>(model: Model) {
         for s in senders {
             s.join().unwrap();
         }
-        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Disconnected));
+        assert_eq!(
+            rec.try_recv::<F>(&mut rx).err(),
+            Some(TryRecvError::Disconnected)
+        );
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -739,31 +789,39 @@ fn blocks_reused_while_sending<F: Flavour>(model: Model) {
     let r = reused.clone();
     model.reach(&reused).check(move || {
         let ledger = Ledger::new(5);
+        let (history, main) = history(5, 1);
+        let rec = Recorded(&main);
         let (tx, mut rx) = F::channel(5);
         let first_block_done = Flag::default();
         let sender = {
             let (ledger, first_block_done, r) =
                 (ledger.clone(), first_block_done.clone(), r.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |thread| {
+                let rec = Recorded(&thread);
                 for id in 0..5 {
                     if id == 3 {
                         r.hit_if(first_block_done.get());
                     }
-                    F::send(&tx, &[id as u8], ledger.item(id)).unwrap();
+                    rec.send::<F>(&tx, &[id as u8], ledger.item(id)).unwrap();
                 }
+                rec.drop_sender(tx);
             })
         };
         for id in 0..5 {
-            let message = F::recv(&mut rx).expect("five messages");
+            let message = rec.recv::<F>(&mut rx).expect("five messages");
             assert_eq!(message.value().id(), id, "out of order");
-            ledger.deliver(message.into_value());
+            ledger.deliver(rec.take_value(message));
             if id == 1 {
                 first_block_done.set();
             }
         }
         sender.join().unwrap();
-        assert_eq!(F::try_recv(&mut rx).err(), Some(TryRecvError::Disconnected));
+        assert_eq!(
+            rec.try_recv::<F>(&mut rx).err(),
+            Some(TryRecvError::Disconnected)
+        );
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -786,28 +844,46 @@ fn async_blocks_reused_while_sending() {
 /// first of them received: the second waits for its release.
 fn second_waits_behind_the_first(
     ledger: &Ledger,
+    rec: &Recorded<'_>,
 ) -> (
     keyed::Sender<u8, Tracked>,
     keyed::Receiver<u8, Tracked>,
     Msg,
 ) {
     let (tx, mut rx) = keyed::channel::<u8, Tracked>(2);
-    assert!(tx.try_send([0], ledger.item(0)).is_ok() && tx.try_send([0], ledger.item(1)).is_ok());
-    let held = rx.try_recv().expect("the first message");
+    assert!(
+        rec.try_send::<Async>(&tx, &[0], ledger.item(0)).is_ok()
+            && rec.try_send::<Async>(&tx, &[0], ledger.item(1)).is_ok()
+    );
+    let held = rec.try_recv::<Async>(&mut rx).expect("the first message");
     (tx, rx, held)
 }
 
 /// Polls one `recv` once and drops it: delivers the second message if it
 /// was ready, and returns whether the `recv` pended (and was cancelled).
-fn recv_polled_once_then_cancelled(rx: &mut keyed::Receiver<u8, Tracked>, ledger: &Ledger) -> bool {
+fn recv_polled_once_then_cancelled(
+    rx: &mut keyed::Receiver<u8, Tracked>,
+    ledger: &Ledger,
+    rec: &Recorded<'_>,
+) -> bool {
     let (waker, _) = counting_waker();
+    let call = rec.0.call(kspec::Op::Recv);
     let mut recv = Box::pin(rx.recv());
     match recv.as_mut().poll(&mut Context::from_waker(&waker)) {
         std::task::Poll::Ready(got) => {
-            ledger.deliver(got.expect("the second message").into_value());
+            let message = got.expect("the second message");
+            rec.0
+                .returned(call, kspec::Ret::Received(Ok(message.value().id())));
+            drop(recv);
+            ledger.deliver(rec.take_value(message));
             false
         }
-        std::task::Poll::Pending => true,
+        std::task::Poll::Pending => {
+            // Cancelled: it never returns, and took nothing (K-4).
+            drop(recv);
+            rec.0.abandoned(call);
+            true
+        }
     }
 }
 
@@ -822,19 +898,25 @@ fn async_recv_cancelled_while_a_release_races() {
     let r = pended.clone();
     model!().reach(&pended).check(move || {
         let ledger = Ledger::new(2);
-        let (tx, mut rx, held) = second_waits_behind_the_first(&ledger);
-        let releaser = thread::spawn(move || drop(held));
-        if recv_polled_once_then_cancelled(&mut rx, &ledger) {
+        let (history, main) = history(2, 1);
+        let rec = Recorded(&main);
+        let (tx, mut rx, held) = second_waits_behind_the_first(&ledger, &rec);
+        let releaser = main.spawn(1, move |thread| Recorded(&thread).release(held));
+        if recv_polled_once_then_cancelled(&mut rx, &ledger, &rec) {
             r.hit();
         }
         releaser.join().unwrap();
         if ledger.delivered().is_empty() {
-            let got = modelsync::block_on(rx.recv()).expect("not lost to the cancellation");
-            ledger.deliver(got.into_value());
+            let got = rec
+                .recv::<Async>(&mut rx)
+                .expect("not lost to the cancellation");
+            ledger.deliver(rec.take_value(got));
         }
-        drop((tx, rx));
+        rec.drop_sender(tx);
+        rec.drop_receiver(rx);
         ledger.assert_all_dropped_once();
         assert_eq!(ledger.delivered(), [1]);
+        history.check();
     });
 }
 
@@ -854,23 +936,27 @@ fn async_release_wakes_a_receiver_that_leaves() {
     let r = overlapped.clone();
     model!().reach(&overlapped).check(move || {
         let ledger = Ledger::new(2);
-        let (tx, mut rx, held) = second_waits_behind_the_first(&ledger);
+        let (history, main) = history(2, 1);
+        let rec = Recorded(&main);
+        let (tx, mut rx, held) = second_waits_behind_the_first(&ledger, &rec);
         let (pended, gone) = (Flag::default(), Flag::default());
         let releaser = {
             let (pended, gone, r) = (pended.clone(), gone.clone(), r.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |thread| {
                 let before = gone.get();
-                drop(held);
+                Recorded(&thread).release(held);
                 r.hit_if(pended.get() && !before && gone.get());
             })
         };
-        if recv_polled_once_then_cancelled(&mut rx, &ledger) {
+        if recv_polled_once_then_cancelled(&mut rx, &ledger, &rec) {
             pended.set();
         }
-        drop((tx, rx));
+        rec.drop_sender(tx);
+        rec.drop_receiver(rx);
         gone.set();
         releaser.join().unwrap();
         ledger.assert_all_dropped_once();
+        history.check();
     });
 }
 
@@ -883,22 +969,25 @@ fn message_released_racing_the_receivers_drop<F: Flavour>(model: Model) {
     let r = late.clone();
     model.reach(&late).check(move || {
         let ledger = Ledger::new(1);
+        let (history, main) = history(1, 1);
+        let rec = Recorded(&main);
         let (tx, mut rx) = F::channel(1);
-        F::send(&tx, &[0], ledger.item(0)).unwrap();
-        let message = take::<F>(&mut rx);
+        rec.send::<F>(&tx, &[0], ledger.item(0)).unwrap();
+        let message = rec.try_recv::<F>(&mut rx).expect("a deliverable message");
         let gone = Flag::default();
         let holder = {
             let (gone, r) = (gone.clone(), r.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |thread| {
                 r.hit_if(gone.get());
-                drop(message);
+                Recorded(&thread).release(message);
             })
         };
-        drop(rx);
+        rec.drop_receiver(rx);
         gone.set();
-        drop(tx);
+        rec.drop_sender(tx);
         holder.join().unwrap();
         ledger.assert_all_dropped_once();
+        history.check();
     });
 }
 
@@ -923,13 +1012,16 @@ fn send_racing_the_receivers_drop<F: Flavour>(model: Model) {
     let r = landed.clone();
     model.reach(&landed).check(move || {
         let ledger = Ledger::new(1);
+        let (history, main) = history(1, 1);
+        let rec = Recorded(&main);
         let (tx, rx) = F::channel(1);
         let leaving = Flag::default();
         let sender = {
             let (ledger, leaving, r) = (ledger.clone(), leaving.clone(), r.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |thread| {
+                let rec = Recorded(&thread);
                 let late = leaving.get();
-                match F::send(&tx, &[0], ledger.item(0)) {
+                match rec.send::<F>(&tx, &[0], ledger.item(0)) {
                     Ok(()) => {
                         r.hit_if(late);
                     }
@@ -938,12 +1030,14 @@ fn send_racing_the_receivers_drop<F: Flavour>(model: Model) {
                         ledger.deliver(back);
                     }
                 }
+                rec.drop_sender(tx);
             })
         };
         leaving.set();
-        drop(rx);
+        rec.drop_receiver(rx);
         sender.join().unwrap();
         ledger.assert_all_dropped_once();
+        history.check();
     });
 }
 
@@ -1987,7 +2081,7 @@ fn slot_list_writers_cross_a_block_while_the_reader_waits() {
     // run at bound 3 reached it in none (measured 2026-11-26): the
     // writer must stop between installing the block and writing its
     // place while the other writer, waiting at the marker, runs through.
-    let model = if cfg!(modelsync_loads_as_rmw) {
+    let model = if crate::harness::audit_run() {
         model
     } else {
         model.reach(&behind)

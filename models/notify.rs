@@ -48,8 +48,20 @@ fn poll_recorded<F: Future>(
     future: Pin<&mut F>,
     waker: &Waker,
 ) -> bool {
+    poll_with(rec, id, rec.thread_index(), future, waker)
+}
+
+/// `poll`, recorded as a poll of future `id` with the specification's
+/// waker `waker_index` (a thread that polls with two wakers names them).
+fn poll_with<F: Future>(
+    rec: &ThreadRecorder<spec::Notify>,
+    id: u64,
+    waker_index: usize,
+    future: Pin<&mut F>,
+    waker: &Waker,
+) -> bool {
     rec.op(
-        spec::Op::Poll(id, rec.thread_index()),
+        spec::Op::Poll(id, waker_index),
         || poll(future, waker),
         |&ready| spec::Ret::Ready(ready),
     )
@@ -61,15 +73,34 @@ fn created<'a>(
     notify: &'a Notify,
     count: u64,
 ) -> Vec<Pin<Box<modelsync::notify::Notified<'a>>>> {
-    (0..count)
-        .map(|id| {
-            rec.op(
-                spec::Op::Create(id),
-                || Box::pin(notify.notified()),
-                |_| spec::Ret::Unit,
-            )
-        })
-        .collect()
+    (0..count).map(|id| create(rec, id, notify)).collect()
+}
+
+/// A new future of `notify`, recorded as future `id`.
+fn create<'a>(
+    rec: &ThreadRecorder<spec::Notify>,
+    id: u64,
+    notify: &'a Notify,
+) -> Pin<Box<modelsync::notify::Notified<'a>>> {
+    rec.op(spec::Op::Create(id), || Box::pin(notify.notified()), unit)
+}
+
+/// Future `id` dropped, recorded (a chosen waiter's drop passes its
+/// notification on: N-4).
+fn drop_recorded<F>(rec: &ThreadRecorder<spec::Notify>, id: u64, future: F) {
+    rec.op(spec::Op::Drop(id), || drop(future), unit);
+}
+
+fn notify_one(rec: &ThreadRecorder<spec::Notify>, notify: &Notify) {
+    rec.op(spec::Op::NotifyOne, || notify.notify_one(), unit);
+}
+
+fn notify_last(rec: &ThreadRecorder<spec::Notify>, notify: &Notify) {
+    rec.op(spec::Op::NotifyLast, || notify.notify_last(), unit);
+}
+
+fn notify_waiters(rec: &ThreadRecorder<spec::Notify>, notify: &Notify) {
+    rec.op(spec::Op::NotifyWaiters, || notify.notify_waiters(), unit);
 }
 
 fn unit<T>(_: &T) -> spec::Ret {
@@ -77,28 +108,42 @@ fn unit<T>(_: &T) -> spec::Ret {
 }
 
 /// A future that counts its polls, so a model can tell whether
-/// `block_on` had to wait.
-struct CountPolls<F> {
+/// `block_on` had to wait, and records each as a poll of future `id` with
+/// the thread's waker.
+struct RecordedPolls<'r, F> {
     inner: Pin<Box<F>>,
     polls: usize,
+    rec: &'r ThreadRecorder<spec::Notify>,
+    id: u64,
 }
 
-impl<F: Future> Future for CountPolls<F> {
+impl<F: Future> Future for RecordedPolls<'_, F> {
     type Output = usize;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
         self.polls += 1;
-        match self.inner.as_mut().poll(cx) {
-            Poll::Ready(_) => Poll::Ready(self.polls),
-            Poll::Pending => Poll::Pending,
+        let this = &mut *self;
+        let inner = this.inner.as_mut();
+        let ready = this.rec.op(
+            spec::Op::Poll(this.id, this.rec.thread_index()),
+            || inner.poll(cx).is_ready(),
+            |&ready| spec::Ret::Ready(ready),
+        );
+        if ready {
+            Poll::Ready(this.polls)
+        } else {
+            Poll::Pending
         }
     }
 }
 
-/// Waits for `future` on this thread; returns how many polls it took.
-fn wait<F: Future>(future: F) -> usize {
-    modelsync::block_on(CountPolls {
+/// Waits for `future`, future `id`, on this thread with `block_on`, each
+/// poll recorded; returns how many polls it took.
+fn wait_recorded<F: Future>(rec: &ThreadRecorder<spec::Notify>, id: u64, future: F) -> usize {
+    modelsync::block_on(RecordedPolls {
         inner: Box::pin(future),
         polls: 0,
+        rec,
+        id,
     })
 }
 
@@ -145,16 +190,18 @@ fn notify_one_wakes_waiting_thread() {
     let stored = Reach::new("notify_stored_the_permit");
     let (r_waited, r_stored) = (waited.clone(), stored.clone());
     model!().reach(&waited).reach(&stored).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let note = Handoff::new();
         let notifier = {
             let (notify, note) = (notify.clone(), note.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 note.write(1);
-                notify.notify_one();
+                notify_one(&rec, &notify);
             })
         };
-        let polls = wait(notify.notified());
+        let future = create(&main, 0, &notify);
+        let polls = wait_recorded(&main, 0, future);
         assert_eq!(
             note.read(),
             1,
@@ -164,6 +211,7 @@ fn notify_one_wakes_waiting_thread() {
             r_stored.hit();
         }
         notifier.join().unwrap();
+        history.check();
     });
 }
 
@@ -176,17 +224,19 @@ fn notify_waiters_completes_every_earlier_future() {
     let registered = Reach::new("a_future_registered_before_notify_waiters");
     let r = registered.clone();
     model!().reach(&registered).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let note = Handoff::new();
-        let (f1, f2) = (notify.notified(), notify.notified());
+        let mut futures = created(&main, &notify, 2);
+        let (f2, f1) = (futures.pop().unwrap(), futures.pop().unwrap());
         let notifier = {
             let (notify, note) = (notify.clone(), note.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 note.write(1);
-                notify.notify_waiters();
+                notify_waiters(&rec, &notify);
             })
         };
-        let polls = wait(f1) + wait(f2);
+        let polls = wait_recorded(&main, 0, f1) + wait_recorded(&main, 1, f2);
         r.hit_if(polls > 2);
         assert_eq!(
             note.read(),
@@ -194,6 +244,7 @@ fn notify_waiters_completes_every_earlier_future() {
             "completed before the notifier's write was visible"
         );
         notifier.join().unwrap();
+        history.check();
     });
 }
 
@@ -208,28 +259,32 @@ fn notify_waiters_keeps_racing_permit() {
     let permit_first = Reach::new("permit_stored_before_notify_waiters");
     let r = permit_first.clone();
     model!().reach(&permit_first).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
-        let (f1, f2) = (notify.notified(), notify.notified());
+        let mut futures = created(&main, &notify, 2);
         let one = {
             let notify = notify.clone();
-            thread::spawn(move || notify.notify_one())
+            main.spawn(1, move |rec| notify_one(&rec, &notify))
         };
         let all = {
             let notify = notify.clone();
-            thread::spawn(move || notify.notify_waiters())
+            main.spawn(2, move |rec| notify_waiters(&rec, &notify))
         };
         one.join().unwrap();
         all.join().unwrap();
         let (w, _) = counting_waker();
-        let (mut f1, mut f2) = (Box::pin(f1), Box::pin(f2));
         assert!(
-            poll(f1.as_mut(), &w) && poll(f2.as_mut(), &w),
+            futures
+                .iter_mut()
+                .zip(0..)
+                .all(|(f, id)| poll_recorded(&main, id, f.as_mut(), &w)),
             "notify_waiters missed a future"
         );
-        let mut after = Box::pin(notify.notified());
-        let ready = poll(after.as_mut(), &w);
+        let mut after = create(&main, 2, &notify);
+        let ready = poll_recorded(&main, 2, after.as_mut(), &w);
         r.hit_if(ready);
         assert!(ready, "the permit notify_one stored was lost");
+        history.check();
     });
 }
 
@@ -243,22 +298,26 @@ fn chain_of_three_wakeups() {
     let stored = Reach::new("a_link_went_through_the_permit");
     let r = stored.clone();
     model!().preemption_bound(3).reach(&stored).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
-        let links: Vec<_> = (0..2)
-            .map(|_| {
+        let links: Vec<_> = (1..=2)
+            .map(|t| {
                 let notify = notify.clone();
-                thread::spawn(move || {
-                    let polls = wait(notify.notified());
-                    notify.notify_one();
+                main.spawn(t, move |rec| {
+                    let future = create(&rec, t as u64, &notify);
+                    let polls = wait_recorded(&rec, t as u64, future);
+                    notify_one(&rec, &notify);
                     polls
                 })
             })
             .collect();
-        notify.notify_one();
+        notify_one(&main, &notify);
         let polls: Vec<usize> = links.into_iter().map(|l| l.join().unwrap()).collect();
         // The last link's notification waits as the permit for this wait.
-        wait(notify.notified());
+        let future = create(&main, 0, &notify);
+        wait_recorded(&main, 0, future);
         r.hit_if(polls.contains(&1));
+        history.check();
     });
 }
 
@@ -288,40 +347,45 @@ fn dropped_chosen_waiter_forwards_by(model: crate::harness::Model, last: bool) {
     let forwarded = Reach::new("chosen_waiter_was_dropped");
     let r = forwarded.clone();
     model.reach(&forwarded).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let note = Handoff::new();
         let (w1, woken1) = counting_waker();
         let (w2, woken2) = counting_waker();
-        let mut f1 = Box::pin(notify.notified());
-        let mut f2 = Box::pin(notify.notified());
-        assert!(!poll(f1.as_mut(), &w1) && !poll(f2.as_mut(), &w2));
+        let mut f1 = create(&main, 0, &notify);
+        let mut f2 = create(&main, 1, &notify);
+        // Two wakers of this thread: the specification's 0 and 1.
+        assert!(
+            !poll_with(&main, 0, 0, f1.as_mut(), &w1) && !poll_with(&main, 1, 1, f2.as_mut(), &w2)
+        );
         let notifier = {
             let (notify, note) = (notify.clone(), note.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 note.write(1);
                 if last {
-                    notify.notify_last();
+                    notify_last(&rec, &notify);
                 } else {
-                    notify.notify_one();
+                    notify_one(&rec, &notify);
                 }
             })
         };
-        let other = if last {
-            drop(f2);
+        let (other, id) = if last {
+            drop_recorded(&main, 1, f2);
             r.hit_if(woken2.get() > 0);
-            f1
+            (f1, 0)
         } else {
-            drop(f1);
+            drop_recorded(&main, 0, f1);
             r.hit_if(woken1.get() > 0);
-            f2
+            (f2, 1)
         };
-        wait(other);
+        wait_recorded(&main, id, other);
         assert_eq!(
             note.read(),
             1,
             "completed before the notifier's write was visible"
         );
         notifier.join().unwrap();
+        history.check();
     });
 }
 
@@ -399,16 +463,17 @@ fn notify_waiters_completion_leaves_later_permit() {
     let late = Reach::new("first_poll_after_both_notifications");
     let r = late.clone();
     model!().reach(&late).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let note = Handoff::new();
         let done = Flag::default();
-        let mut early = Box::pin(notify.notified());
+        let mut early = create(&main, 0, &notify);
         let notifier = {
             let (notify, note, done) = (notify.clone(), note.clone(), done.clone());
-            thread::spawn(move || {
-                notify.notify_waiters();
+            main.spawn(1, move |rec| {
+                notify_waiters(&rec, &notify);
                 note.write(1);
-                notify.notify_one();
+                notify_one(&rec, &notify);
                 done.set();
             })
         };
@@ -417,21 +482,23 @@ fn notify_waiters_completion_leaves_later_permit() {
         // before the spawner's next access; see VERIFICATION.md).
         thread::yield_now();
         let after_both = done.get();
-        let ready = poll(early.as_mut(), &w);
+        let ready = poll_recorded(&main, 0, early.as_mut(), &w);
         r.hit_if(after_both);
         notifier.join().unwrap();
         assert!(
-            ready || poll(early.as_mut(), &w),
+            ready || poll_recorded(&main, 0, early.as_mut(), &w),
             "notify_waiters missed an earlier future"
         );
         // The next future takes the permit (or, had `early` registered
         // before `notify_waiters`, it too).
-        wait(notify.notified());
+        let next = create(&main, 1, &notify);
+        wait_recorded(&main, 1, next);
         assert_eq!(
             note.read(),
             1,
             "the permit did not carry the notifier's write"
         );
+        history.check();
     });
 }
 
@@ -444,24 +511,26 @@ fn future_created_after_notify_waiters_waits() {
     let waited = Reach::new("later_future_waited_for_notify_one");
     let r = waited.clone();
     model!().reach(&waited).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let all = {
             let notify = notify.clone();
-            thread::spawn(move || notify.notify_waiters())
+            main.spawn(1, move |rec| notify_waiters(&rec, &notify))
         };
         all.join().unwrap();
         let (w, _) = counting_waker();
-        let mut later = Box::pin(notify.notified());
+        let mut later = create(&main, 0, &notify);
         assert!(
-            !poll(later.as_mut(), &w),
+            !poll_recorded(&main, 0, later.as_mut(), &w),
             "completed by an earlier notify_waiters"
         );
         let one = {
             let notify = notify.clone();
-            thread::spawn(move || notify.notify_one())
+            main.spawn(2, move |rec| notify_one(&rec, &notify))
         };
-        r.hit_if(wait(later) > 1);
+        r.hit_if(wait_recorded(&main, 0, later) > 1);
         one.join().unwrap();
+        history.check();
     });
 }
 
@@ -475,6 +544,7 @@ fn waiter_registered_during_notify_waiters_waits() {
     let during = Reach::new("registered_between_wake_batches");
     let r = during.clone();
     model!().reach(&during).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let began = Arc::new(AtomicBool::new(false));
         let (first, _) = {
@@ -487,30 +557,42 @@ fn waiter_registered_during_notify_waiters_waits() {
             })
         };
         let (wakers, woken): (Vec<_>, Vec<_>) = (0..3).map(|_| counting_waker()).unzip();
-        let mut earlier: Vec<_> = (0..3).map(|_| Box::pin(notify.notified())).collect();
-        assert!(!poll(earlier[0].as_mut(), &first));
-        assert!(!poll(earlier[1].as_mut(), &wakers[1]) && !poll(earlier[2].as_mut(), &wakers[2]));
+        let mut earlier = created(&main, &notify, 3);
+        // This thread's wakers: `first` is the specification's 1, the
+        // counting ones 0, 2 and 3.
+        assert!(!poll_with(&main, 0, 1, earlier[0].as_mut(), &first));
+        assert!(
+            !poll_with(&main, 1, 2, earlier[1].as_mut(), &wakers[1])
+                && !poll_with(&main, 2, 3, earlier[2].as_mut(), &wakers[2])
+        );
         let all = {
             let notify = notify.clone();
-            thread::spawn(move || notify.notify_waiters())
+            main.spawn(1, move |rec| notify_waiters(&rec, &notify))
         };
         // Acquire: pairs with the waker's store; only labels the execution.
         let created_during = began.load(Acquire);
-        let mut new = Box::pin(notify.notified());
-        let ready_at_once = poll(new.as_mut(), &wakers[0]);
+        let mut new = create(&main, 3, &notify);
+        let ready_at_once = poll_with(&main, 3, 0, new.as_mut(), &wakers[0]);
         // The third earlier future is in the second wake batch.
         r.hit_if(created_during && woken[2].get() == 0);
         all.join().unwrap();
         if created_during {
             assert!(
-                !ready_at_once && !poll(new.as_mut(), &wakers[0]),
+                !ready_at_once && !poll_with(&main, 3, 0, new.as_mut(), &wakers[0]),
                 "notify_waiters completed a future created after it began"
             );
         }
         assert!(
-            all_ready(&mut earlier, &wakers[0]),
+            earlier.iter_mut().zip(0..).all(|(f, id)| poll_with(
+                &main,
+                id,
+                0,
+                f.as_mut(),
+                &wakers[0]
+            )),
             "notify_waiters missed a future"
         );
+        history.check();
     });
 }
 
@@ -527,30 +609,36 @@ fn notify_last_wakes_newest() {
     let waited = Reach::new("newest_blocked_before_notify_last");
     let r = waited.clone();
     model!().reach(&waited).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let note = Handoff::new();
         let (w, _) = counting_waker();
-        let mut all: Vec<_> = (0..3).map(|_| Box::pin(notify.notified())).collect();
-        for f in &mut all {
-            assert!(!poll(f.as_mut(), &w));
+        let mut all = created(&main, &notify, 3);
+        for (f, id) in all.iter_mut().zip(0..) {
+            assert!(!poll_recorded(&main, id, f.as_mut(), &w));
         }
         let notifier = {
             let (notify, note) = (notify.clone(), note.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 note.write(1);
-                notify.notify_last();
+                notify_last(&rec, &notify);
             })
         };
         let newest = all.pop().unwrap();
-        r.hit_if(wait(newest) > 1);
+        r.hit_if(wait_recorded(&main, 2, newest) > 1);
         assert_eq!(
             note.read(),
             1,
             "completed before the notifier's write was visible"
         );
         notifier.join().unwrap();
-        assert!(!all_ready(&mut all, &w), "notify_last woke an older waiter");
-        assert!(all.iter_mut().all(|f| !poll(f.as_mut(), &w)));
+        for (f, id) in all.iter_mut().zip(0..) {
+            assert!(
+                !poll_recorded(&main, id, f.as_mut(), &w),
+                "notify_last woke an older waiter"
+            );
+        }
+        history.check();
     });
 }
 
@@ -613,21 +701,28 @@ fn enable_then_poll() {
     let waited = Reach::new("poll_after_enable_waited");
     let r = waited.clone();
     model!().reach(&waited).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
-        let mut f = Box::pin(notify.notified());
-        assert!(!f.as_mut().enable(), "no permit, no notification yet");
+        let mut f = create(&main, 0, &notify);
+        let enabled = main.op(
+            spec::Op::Enable(0),
+            || f.as_mut().enable(),
+            |&ready| spec::Ret::Ready(ready),
+        );
+        assert!(!enabled, "no permit, no notification yet");
         let notifier = {
             let notify = notify.clone();
-            thread::spawn(move || notify.notify_one())
+            main.spawn(1, move |rec| notify_one(&rec, &notify))
         };
-        r.hit_if(wait(f) > 1);
+        r.hit_if(wait_recorded(&main, 0, f) > 1);
         notifier.join().unwrap();
         // The notification went to the enabled future, not into the permit.
         let (w, _) = counting_waker();
         assert!(
-            !poll(Box::pin(notify.notified()).as_mut(), &w),
+            !poll_recorded(&main, 1, create(&main, 1, &notify).as_mut(), &w),
             "a permit was left over"
         );
+        history.check();
     });
 }
 
@@ -641,23 +736,26 @@ fn waker_replaced_when_task_changes() {
     let moved = Reach::new("notified_after_the_task_changed");
     let r = moved.clone();
     model!().reach(&moved).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let (first, first_woken) = counting_waker();
         let (second, second_woken) = counting_waker();
-        let mut f = Box::pin(notify.notified());
-        assert!(!poll(f.as_mut(), &first));
+        let mut f = create(&main, 0, &notify);
+        // Two wakers of this thread: the specification's 0 and 1.
+        assert!(!poll_with(&main, 0, 0, f.as_mut(), &first));
         let notifier = {
             let notify = notify.clone();
-            thread::spawn(move || notify.notify_one())
+            main.spawn(1, move |rec| notify_one(&rec, &notify))
         };
-        let ready = poll(f.as_mut(), &second);
+        let ready = poll_with(&main, 0, 1, f.as_mut(), &second);
         notifier.join().unwrap();
         if !ready {
             r.hit();
             assert_eq!(second_woken.get(), 1, "the latest waker was not woken");
             assert_eq!(first_woken.get(), 0, "a replaced waker was woken");
-            assert!(poll(f.as_mut(), &second));
+            assert!(poll_with(&main, 0, 1, f.as_mut(), &second));
         }
+        history.check();
     });
 }
 
@@ -866,13 +964,18 @@ fn owned_notified_on_another_thread() {
     let waited = Reach::new("owned_future_waited");
     let r = waited.clone();
     model!().reach(&waited).check(move || {
+        let (history, main) = history();
         let notify = std::sync::Arc::new(Notify::new());
         let note = Handoff::new();
-        let owned = notify.clone().notified_owned();
+        let owned = main.op(
+            spec::Op::Create(0),
+            || notify.clone().notified_owned(),
+            unit,
+        );
         let waiter = {
             let note = note.clone();
-            thread::spawn(move || {
-                let polls = wait(owned);
+            main.spawn(1, move |rec| {
+                let polls = wait_recorded(&rec, 0, owned);
                 assert_eq!(
                     note.read(),
                     1,
@@ -882,8 +985,9 @@ fn owned_notified_on_another_thread() {
             })
         };
         note.write(1);
-        notify.notify_one();
+        notify_one(&main, &notify);
         r.hit_if(waiter.join().unwrap() > 1);
+        history.check();
     });
 }
 
@@ -900,22 +1004,24 @@ fn unpolled_future_races_permit_and_notify_waiters() {
     let by_generation = Reach::new("completed_by_the_generation_with_the_permit_left");
     let r = by_generation.clone();
     model!().reach(&by_generation).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let note = Handoff::new();
-        notify.notify_one();
-        let mut early = Box::pin(notify.notified());
+        notify_one(&main, &notify);
+        let mut early = create(&main, 0, &notify);
         let notifier = {
             let (notify, note) = (notify.clone(), note.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 note.write(1);
-                notify.notify_waiters();
+                notify_waiters(&rec, &notify);
             })
         };
         let (w, _) = counting_waker();
         thread::yield_now();
-        let ready = poll(early.as_mut(), &w);
+        let ready = poll_recorded(&main, 0, early.as_mut(), &w);
         // `has_permit` synchronises with nothing: only the completion
-        // itself may order the read below.
+        // itself may order the read below. (Not an operation of the
+        // specification: it labels the execution.)
         if ready && r.hit_if(notify.has_permit()) {
             assert_eq!(
                 note.read(),
@@ -925,9 +1031,10 @@ fn unpolled_future_races_permit_and_notify_waiters() {
         }
         notifier.join().unwrap();
         assert!(
-            ready || poll(early.as_mut(), &w),
+            ready || poll_recorded(&main, 0, early.as_mut(), &w),
             "notify_waiters missed the future"
         );
+        history.check();
     });
 }
 
@@ -942,21 +1049,22 @@ fn generation_completes_a_future_beside_a_waiter() {
     let by_generation = Reach::new("unpolled_future_completed_by_the_generation");
     let r = by_generation.clone();
     model!().reach(&by_generation).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let note = Handoff::new();
         let (w, _) = counting_waker();
-        let mut registered = Box::pin(notify.notified());
-        assert!(!poll(registered.as_mut(), &w));
-        let mut unpolled = Box::pin(notify.notified());
+        let mut registered = create(&main, 0, &notify);
+        assert!(!poll_recorded(&main, 0, registered.as_mut(), &w));
+        let mut unpolled = create(&main, 1, &notify);
         let notifier = {
             let (notify, note) = (notify.clone(), note.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 note.write(1);
-                notify.notify_waiters();
+                notify_waiters(&rec, &notify);
             })
         };
         thread::yield_now();
-        if r.hit_if(poll(unpolled.as_mut(), &w)) {
+        if r.hit_if(poll_recorded(&main, 1, unpolled.as_mut(), &w)) {
             assert_eq!(
                 note.read(),
                 1,
@@ -964,7 +1072,11 @@ fn generation_completes_a_future_beside_a_waiter() {
             );
         }
         notifier.join().unwrap();
-        assert!(poll(unpolled.as_mut(), &w) && poll(registered.as_mut(), &w));
+        assert!(
+            poll_recorded(&main, 1, unpolled.as_mut(), &w)
+                && poll_recorded(&main, 0, registered.as_mut(), &w)
+        );
+        history.check();
     });
 }
 
@@ -978,16 +1090,17 @@ fn notify_finds_the_last_waiter_gone() {
     let consumed = Reach::new("later_future_consumed_a_permit");
     let r = consumed.clone();
     model!().reach(&consumed).check(move || {
+        let (history, main) = history();
         let notify = Arc::new(Notify::new());
         let note = Handoff::new();
         let (w, _) = counting_waker();
-        let mut leaving = Box::pin(notify.notified());
-        assert!(!poll(leaving.as_mut(), &w));
+        let mut leaving = create(&main, 0, &notify);
+        assert!(!poll_recorded(&main, 0, leaving.as_mut(), &w));
         let notifier = {
             let (notify, note) = (notify.clone(), note.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 note.write(1);
-                notify.notify_one();
+                notify_one(&rec, &notify);
             })
         };
         // Let the notifier see WAITING first, and then take the lock as soon
@@ -995,18 +1108,20 @@ fn notify_finds_the_last_waiter_gone() {
         // blocked on a mutex before this thread's next access unless it
         // yields (see VERIFICATION.md on loom's schedule).
         thread::yield_now();
-        drop(leaving);
+        drop_recorded(&main, 0, leaving);
         thread::yield_now();
         // Whether the notification reached the waiter (and was forwarded
         // into the permit by its drop) or the permit directly, this waits
         // for it and sees the write.
-        r.hit_if(wait(notify.notified()) == 1);
+        let next = create(&main, 1, &notify);
+        r.hit_if(wait_recorded(&main, 1, next) == 1);
         assert_eq!(
             note.read(),
             1,
             "completed before the notifier's write was visible"
         );
         notifier.join().unwrap();
+        history.check();
     });
 }
 

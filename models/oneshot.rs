@@ -203,26 +203,34 @@ fn changing_rx_task() {
     let r = changed.clone();
     model!().reach(&changed).check(move || {
         let ledger = Ledger::new(1);
+        let (history, main) = history();
         let (tx, mut rx) = oneshot::channel();
         let (v, _) = value(&ledger);
-        let sender = thread::spawn(move || send_marked(tx, v));
-        let (waker, _) = counting_waker();
-        let got = match Pin::new(&mut rx).poll(&mut Context::from_waker(&waker)) {
+        let sender = main.spawn(1, move |rec| {
+            rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
+        });
+        let mut poll_with = |w: usize| {
+            let (waker, _) = counting_waker();
+            main.op(
+                spec::Op::PollRecv(w),
+                || Pin::new(&mut rx).poll(&mut Context::from_waker(&waker)),
+                poll_ret,
+            )
+        };
+        let got = match poll_with(0) {
             Poll::Ready(got) => got,
-            Poll::Pending => {
-                let (again, _) = counting_waker();
-                match Pin::new(&mut rx).poll(&mut Context::from_waker(&again)) {
-                    Poll::Ready(got) => got,
-                    Poll::Pending => {
-                        r.hit();
-                        modelsync::block_on(rx)
-                    }
+            Poll::Pending => match poll_with(1) {
+                Poll::Ready(got) => got,
+                Poll::Pending => {
+                    r.hit();
+                    main.op(spec::Op::Recv, || modelsync::block_on(rx), recv_ret)
                 }
-            }
+            },
         };
         ledger.deliver(got.expect("the sender sent").into_item());
         assert!(sender.join().unwrap());
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -290,36 +298,45 @@ fn changing_tx_task() {
     let changed = Reach::new("second_task_waited_for_close");
     let r = changed.clone();
     model!().reach(&changed).check(move || {
+        let (history, main) = history();
         let (mut tx, rx) = oneshot::channel::<usize>();
         let note = Handoff::new();
         let receiver = {
             let note = note.clone();
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 note.write(7);
-                drop(rx);
+                rec.op(spec::Op::DropReceiver, || drop(rx), |_| spec::Ret::Unit);
             })
         };
-        let (waker, _) = counting_waker();
-        if tx
-            .poll_closed(&mut Context::from_waker(&waker))
-            .is_pending()
-        {
-            let (again, _) = counting_waker();
-            if tx
-                .poll_closed(&mut Context::from_waker(&again))
-                .is_pending()
-            {
-                r.hit();
-                modelsync::block_on(tx.closed());
-            }
+        let mut poll_closed = |w: usize| {
+            let (waker, _) = counting_waker();
+            main.op(
+                spec::Op::PollClosed(w),
+                || tx.poll_closed(&mut Context::from_waker(&waker)).is_ready(),
+                |&ready| spec::Ret::Bool(ready),
+            )
+        };
+        if !poll_closed(0) && !poll_closed(1) {
+            r.hit();
+            main.op(
+                spec::Op::Closed,
+                || modelsync::block_on(tx.closed()),
+                |_| spec::Ret::Unit,
+            );
         }
-        assert!(tx.is_closed());
+        assert!(main.op(
+            spec::Op::IsClosed,
+            || tx.is_closed(),
+            |&c| spec::Ret::Bool(c)
+        ));
         assert_eq!(
             note.read(),
             7,
             "closed() returned before the receiver's write was visible"
         );
         receiver.join().unwrap();
+        main.op(spec::Op::DropSender, || drop(tx), |_| spec::Ret::Unit);
+        history.check();
     });
 }
 
@@ -333,26 +350,34 @@ fn close_publishes_receiver_writes() {
     let seen = Reach::new("sender_saw_close");
     let r = seen.clone();
     model!().reach(&seen).check(move || {
+        let (history, main) = history();
         let (tx, mut rx) = oneshot::channel::<usize>();
         let note = Handoff::new();
         let receiver = {
             let note = note.clone();
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 note.write(7);
-                rx.close();
+                rec.op(spec::Op::Close, || rx.close(), |_| spec::Ret::Unit);
                 rx
             })
         };
         thread::yield_now();
-        if r.hit_if(tx.is_closed()) {
+        let closed = main.op(
+            spec::Op::IsClosed,
+            || tx.is_closed(),
+            |&c| spec::Ret::Bool(c),
+        );
+        if r.hit_if(closed) {
             assert_eq!(
                 note.read(),
                 7,
                 "is_closed saw the close but not the write before it"
             );
         }
-        drop(receiver.join().unwrap());
-        drop(tx);
+        let rx = receiver.join().unwrap();
+        main.op(spec::Op::DropReceiver, || drop(rx), |_| spec::Ret::Unit);
+        main.op(spec::Op::DropSender, || drop(tx), |_| spec::Ret::Unit);
+        history.check();
     });
 }
 
@@ -366,10 +391,13 @@ fn sent_value_not_dropped_on_sender_thread() {
     let r = dropped_by_rx.clone();
     model!().reach(&dropped_by_rx).check(move || {
         let ledger = Ledger::new(1);
+        let (history, main) = history();
         let (tx, rx) = oneshot::channel();
         let (v, on_sender) = value(&ledger);
-        let sender = thread::spawn(move || send_marked(tx, v));
-        drop(rx);
+        let sender = main.spawn(1, move |rec| {
+            rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
+        });
+        main.op(spec::Op::DropReceiver, || drop(rx), |_| spec::Ret::Unit);
         let ok = sender.join().unwrap();
         if ok {
             r.hit();
@@ -379,6 +407,7 @@ fn sent_value_not_dropped_on_sender_thread() {
             );
         }
         ledger.assert_all_dropped_once();
+        history.check();
     });
 }
 
@@ -393,19 +422,28 @@ fn rx_dropped_after_poll_races_send() {
     let r = pended.clone();
     model!().reach(&pended).check(move || {
         let ledger = Ledger::new(1);
+        let (history, main) = history();
         let (tx, mut rx) = oneshot::channel();
         let (v, _) = value(&ledger);
-        let sender = thread::spawn(move || send_marked(tx, v));
+        let sender = main.spawn(1, move |rec| {
+            rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
+        });
         let (waker, _) = counting_waker();
-        match Pin::new(&mut rx).poll(&mut Context::from_waker(&waker)) {
+        let polled = main.op(
+            spec::Op::PollRecv(0),
+            || Pin::new(&mut rx).poll(&mut Context::from_waker(&waker)),
+            poll_ret,
+        );
+        match polled {
             Poll::Ready(got) => ledger.deliver(got.expect("the sender sent").into_item()),
             Poll::Pending => {
                 r.hit();
-                drop(rx);
+                main.op(spec::Op::DropReceiver, || drop(rx), |_| spec::Ret::Unit);
             }
         }
         sender.join().unwrap();
         ledger.assert_all_dropped_once();
+        history.check();
     });
 }
 
@@ -525,26 +563,33 @@ fn closed_wait_races_close_then_send() {
     let r = waited.clone();
     model!().reach(&waited).check(move || {
         let ledger = Ledger::new(1);
+        let (history, main) = history();
         let (mut tx, mut rx) = oneshot::channel();
-        let receiver = thread::spawn(move || {
-            rx.close();
-            rx.try_recv().map(|v: Value| v.id())
+        let receiver = main.spawn(1, move |rec| {
+            rec.op(spec::Op::Close, || rx.close(), |_| spec::Ret::Unit);
+            rec.op(spec::Op::TryRecv, || rx.try_recv(), try_ret)
+                .map(|v: Value| v.id())
         });
         let (waker, _) = counting_waker();
-        if tx
-            .poll_closed(&mut Context::from_waker(&waker))
-            .is_pending()
-        {
+        let ready = main.op(
+            spec::Op::PollClosed(0),
+            || tx.poll_closed(&mut Context::from_waker(&waker)).is_ready(),
+            |&ready| spec::Ret::Bool(ready),
+        );
+        if !ready {
             r.hit();
-            modelsync::block_on(tx.closed());
+            main.op(
+                spec::Op::Closed,
+                || modelsync::block_on(tx.closed()),
+                |_| spec::Ret::Unit,
+            );
         }
         let (v, _) = value(&ledger);
-        assert!(
-            !send_marked(tx, v),
-            "send succeeded after closed() returned"
-        );
+        let sent = main.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret);
+        assert!(!sent, "send succeeded after closed() returned");
         assert_eq!(receiver.join().unwrap(), Err(TryRecvError::Closed));
         ledger.assert_all_dropped_once();
+        history.check();
     });
 }
 
@@ -896,6 +941,56 @@ fn recording_changes_no_execution() {
         recorded.0,
         start.elapsed(),
         &[("runs_compared_with_equal_executions", 2)],
+        "",
+        "",
+    );
+}
+
+/// Under loom, what "before" means follows the access mode the model runs
+/// in: a send that returned on one thread before another thread's
+/// `try_recv` began, with nothing ordering the two, may still be missed by
+/// that `try_recv` under weak memory (happens-before does not order them,
+/// so the history is linearizable), but not with every access a
+/// read-modify-write, where the real-time pass checks it (real time
+/// orders them, so `Empty` cannot be placed). Under shuttle and std the
+/// precedence is real time always.
+///
+/// Checks: L-5.
+#[test]
+fn real_time_pass_orders_by_the_clock() {
+    use crate::harness::linearizability::check;
+    use spec::{Op, Ret, TryRecv};
+    let model = model!();
+    let start = std::time::Instant::now();
+    let recorder = Recorder::new(spec::Oneshot::default());
+    let main = recorder.thread(0);
+    main.fork(1);
+    main.fork(2);
+    // Thread 1's send returns, then thread 2's try_recv is called: on the
+    // clock, strictly after.
+    let sender = recorder.thread(1);
+    sender.op(Op::Send(0), || (), |_| Ret::Sent(Ok(())));
+    let receiver = recorder.thread(2);
+    receiver.op(Op::TryRecv, || (), |_| Ret::TryRecv(Err(TryRecv::Empty)));
+    let verdict = |every_access_rmw: bool| {
+        crate::harness::set_access_mode(every_access_rmw);
+        let ok = check(&recorder.history()).is_ok();
+        crate::harness::set_access_mode(crate::harness::audit_run());
+        ok
+    };
+    let (weak, real_time) = (verdict(false), verdict(true));
+    assert!(!real_time, "real time orders the send before the try_recv");
+    assert_eq!(
+        weak,
+        cfg!(loom),
+        "only loom's weak memory leaves the two unordered"
+    );
+    model.report(
+        &crate::harness::backend_setting(),
+        1,
+        start.elapsed(),
+        &[("rejected_in_real_time", usize::from(!real_time))],
+        "",
         "",
     );
 }

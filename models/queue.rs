@@ -11,7 +11,7 @@
 //! loom scenarios use capacity 4 and at most 3 threads; the scale scenarios
 //! at the bottom are too big for loom and run under shuttle and std only.
 
-use crate::harness::recorder::{Recorder, ThreadRecorder};
+use crate::harness::recorder::{Recorder, Spawned, ThreadRecorder};
 use crate::harness::scenario::{self, Scenario, Subject, Waiter};
 use crate::harness::{model, Flag, Handoff, Ledger, Model, Reach, Tracked};
 use crate::specs::queue as qspec;
@@ -26,37 +26,19 @@ use proptest::strategy::BoxedStrategy;
 
 const CAP: usize = 4;
 
-/// Pops everything left in `local` and `inject`, delivering it.
-fn drain(ledger: &Ledger, local: &mut Local<Tracked>, inject: &Inject<Tracked>) {
-    while let Some(item) = local.pop() {
-        ledger.deliver(item);
-    }
-    while let Some(item) = inject.pop() {
-        ledger.deliver(item);
-    }
-}
-
-/// Steals once from `victim` into a fresh ring and delivers what it got.
-/// Returns the ids delivered.
-fn steal_once(ledger: &Ledger, victim: &Steal<Tracked>) -> Vec<usize> {
-    let mut mine = Local::with_capacity(CAP);
-    let mut ids = Vec::new();
-    if let Some(item) = victim.steal_into(&mut mine) {
-        ids.push(item.id());
-        ledger.deliver(item);
-    }
-    while let Some(item) = mine.pop() {
-        ids.push(item.id());
-        ledger.deliver(item);
-    }
-    ids
-}
-
 /// A history of the queues' operations, checked against `specs/queue.rs`
 /// at the end of the execution (rings of capacity `CAP`); its main
-/// thread's end.
+/// thread's end. Each model numbers its rings in the history: the
+/// owner's, a second owner's, and the fresh ring a thief steals into.
 fn history() -> (Recorder<qspec::Queue>, ThreadRecorder<qspec::Queue>) {
-    let history = Recorder::new(qspec::Queue::new([CAP; qspec::RINGS]));
+    history_of([CAP; qspec::RINGS])
+}
+
+/// [`history`] with rings of other capacities.
+fn history_of(
+    capacity: [usize; qspec::RINGS],
+) -> (Recorder<qspec::Queue>, ThreadRecorder<qspec::Queue>) {
+    let history = Recorder::new(qspec::Queue::new(capacity));
     let main = history.thread(0);
     (history, main)
 }
@@ -65,9 +47,9 @@ fn got(item: &Option<Tracked>) -> qspec::Ret {
     qspec::Ret::Item(item.as_ref().map(Tracked::id))
 }
 
-/// `steal_once`, recorded: ring `from`'s stealer steals into a fresh ring
+/// Steals once from `victim`, ring `from`'s stealer, into a fresh ring
 /// that the history calls ring `into` (empty at every steal: it is drained
-/// at once).
+/// at once), and delivers what it got. Returns the ids delivered.
 fn steal_once_recorded(
     ledger: &Ledger,
     victim: &Steal<Tracked>,
@@ -93,7 +75,8 @@ fn steal_once_recorded(
     ids
 }
 
-/// `drain`, recorded: ring `ring` and the inject queue.
+/// Pops everything left in `local` (ring `ring`) and the inject queue,
+/// delivering it.
 fn drain_recorded(
     ledger: &Ledger,
     local: &mut Local<Tracked>,
@@ -126,10 +109,17 @@ fn push_recorded(
     );
 }
 
-/// A thread that steals once from `victim` (see `steal_once`).
-fn spawn_thief(ledger: &Ledger, victim: Steal<Tracked>) -> thread::JoinHandle<Vec<usize>> {
+/// Thread 1 of the history, stealing once from `victim` (ring 0) into a
+/// fresh ring (ring 1): see `steal_once_recorded`.
+fn spawn_thief(
+    ledger: &Ledger,
+    victim: Steal<Tracked>,
+    main: &ThreadRecorder<qspec::Queue>,
+) -> Spawned<qspec::Queue, Vec<usize>> {
     let ledger = ledger.clone();
-    thread::spawn(move || steal_once(&ledger, &victim))
+    main.spawn(1, move |rec| {
+        steal_once_recorded(&ledger, &victim, 0, 1, &rec)
+    })
 }
 
 /// Steals from `victim` into `dst` and delivers the returned item; hits
@@ -140,8 +130,10 @@ fn spawn_thief(ledger: &Ledger, victim: Steal<Tracked>) -> thread::JoinHandle<Ve
 fn steal_into_while_stolen_from(
     ledger: &Ledger,
     victim: &Steal<Tracked>,
+    [from, into]: [usize; 2],
     dst: &mut Local<Tracked>,
     spanned: &Reach,
+    rec: &ThreadRecorder<qspec::Queue>,
 ) {
     // Measured: without this yield loom (0.7, any bound) never runs the
     // freshly spawned thief's claim before this thread's first access, so
@@ -150,7 +142,12 @@ fn steal_into_while_stolen_from(
     // access within the bound, so both orders are explored.
     thread::yield_now();
     let claimed_before = dst.claimed_by_stealer();
-    if let Some(item) = victim.steal_into(dst) {
+    let stolen = rec.op(
+        qspec::Op::Steal { from, into },
+        || victim.steal_into(dst),
+        got,
+    );
+    if let Some(item) = stolen {
         ledger.deliver(item);
     }
     spanned.hit_if(claimed_before > 0 && dst.claimed_by_stealer() > 0);
@@ -291,25 +288,31 @@ fn chained_steal() {
     let r = chained.clone();
     model!().reach(&chained).check(move || {
         let ledger = Ledger::new(6);
+        // Ring 1 is the history's ring 0, ring 2 its ring 1; the thief
+        // steals into a fresh ring, its ring 2.
+        let (history, main) = history();
         let inject = Inject::new();
         let mut ring1 = Local::with_capacity(CAP);
         let mut ring2 = Local::with_capacity(CAP);
         for id in 0..2 {
-            ring1.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut ring1, 0, id, &inject, &main);
         }
         for id in 2..6 {
-            ring2.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut ring2, 1, id, &inject, &main);
         }
         let ring1_stealer = ring1.stealer();
         let thief = {
             let ledger = ledger.clone();
-            thread::spawn(move || steal_once(&ledger, &ring1_stealer))
+            main.spawn(1, move |rec| {
+                steal_once_recorded(&ledger, &ring1_stealer, 0, 2, &rec)
+            })
         };
-        steal_into_while_stolen_from(&ledger, &ring2.stealer(), &mut ring1, &r);
+        steal_into_while_stolen_from(&ledger, &ring2.stealer(), [1, 0], &mut ring1, &r, &main);
         thief.join().unwrap();
-        drain(&ledger, &mut ring1, &inject);
-        drain(&ledger, &mut ring2, &inject);
+        drain_recorded(&ledger, &mut ring1, 0, &inject, &main);
+        drain_recorded(&ledger, &mut ring2, 1, &inject, &main);
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -325,24 +328,35 @@ fn steal_of_items_just_stolen_in() {
     let r = restolen.clone();
     model!().reach(&restolen).check(move || {
         let ledger = Ledger::new(4);
+        // Ring 1 is the history's ring 0, ring 2 its ring 1; the thief
+        // steals into a fresh ring, its ring 2.
+        let (history, main) = history();
         let inject = Inject::new();
         let mut ring1 = Local::with_capacity(CAP);
         let mut ring2 = Local::with_capacity(CAP);
         for id in 0..4 {
-            ring2.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut ring2, 1, id, &inject, &main);
         }
         let ring1_stealer = ring1.stealer();
         let thief = {
             let ledger = ledger.clone();
-            thread::spawn(move || steal_once(&ledger, &ring1_stealer))
+            main.spawn(1, move |rec| {
+                steal_once_recorded(&ledger, &ring1_stealer, 0, 2, &rec)
+            })
         };
-        if let Some(item) = ring2.stealer().steal_into(&mut ring1) {
+        let stolen = main.op(
+            qspec::Op::Steal { from: 1, into: 0 },
+            || ring2.stealer().steal_into(&mut ring1),
+            got,
+        );
+        if let Some(item) = stolen {
             ledger.deliver(item);
         }
         r.hit_if(!thief.join().unwrap().is_empty());
-        drain(&ledger, &mut ring1, &inject);
-        drain(&ledger, &mut ring2, &inject);
+        drain_recorded(&ledger, &mut ring1, 0, &inject, &main);
+        drain_recorded(&ledger, &mut ring2, 1, &inject, &main);
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -358,28 +372,35 @@ fn stealer_len_during_claim() {
     let r = saw_claim.clone();
     model!().reach(&saw_claim).check(move || {
         let ledger = Ledger::new(3);
+        let (history, main) = history();
         let inject = Inject::new();
         let mut local = Local::with_capacity(CAP);
-        local.push_back(ledger.item(0), &inject);
-        ledger.deliver(local.pop().expect("just pushed"));
+        push_recorded(&ledger, &mut local, 0, 0, &inject, &main);
+        let popped = main.op(qspec::Op::Pop(0), || local.pop(), got);
+        ledger.deliver(popped.expect("just pushed"));
         let (thief_stealer, observer_stealer) = (local.stealer(), local.stealer());
         let thief = {
             let ledger = ledger.clone();
-            thread::spawn(move || steal_once(&ledger, &thief_stealer))
+            main.spawn(1, move |rec| {
+                steal_once_recorded(&ledger, &thief_stealer, 0, 1, &rec)
+            })
         };
+        // `len` is not an operation of the specification: it is checked
+        // here, against the capacity.
         let observer = thread::spawn(move || {
             let len = observer_stealer.len();
             assert!(len <= CAP, "Steal::len returned {len} for a ring of {CAP}");
         });
         // Pushed after the owner's last head write (the pop above).
         for id in 1..3 {
-            local.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut local, 0, id, &inject, &main);
         }
         r.hit_if(local.claimed_by_stealer() > 0);
         thief.join().unwrap();
         observer.join().unwrap();
-        drain(&ledger, &mut local, &inject);
+        drain_recorded(&ledger, &mut local, 0, &inject, &main);
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -445,17 +466,19 @@ fn steal_races_pop_of_last_item() {
     let (r_thief, r_owner) = (thief_won.clone(), owner_won.clone());
     model!().reach(&thief_won).reach(&owner_won).check(move || {
         let ledger = Ledger::new(1);
+        let (history, main) = history();
         let inject = Inject::new();
         let mut local = Local::with_capacity(CAP);
-        local.push_back(ledger.item(0), &inject);
-        let thief = spawn_thief(&ledger, local.stealer());
-        let popped = local.pop();
+        push_recorded(&ledger, &mut local, 0, 0, &inject, &main);
+        let thief = spawn_thief(&ledger, local.stealer(), &main);
+        let popped = main.op(qspec::Op::Pop(0), || local.pop(), got);
         r_owner.hit_if(popped.is_some());
         if let Some(item) = popped {
             ledger.deliver(item);
         }
         r_thief.hit_if(!thief.join().unwrap().is_empty());
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -472,24 +495,26 @@ fn steal_across_u32_max() {
     let r = across.clone();
     model!().reach(&across).check(move || {
         let ledger = Ledger::new(5);
+        let (history, main) = history();
         let inject = Inject::new();
         let mut local = Local::with_capacity_at_index(CAP, u32::MAX - 1);
         for id in 0..3 {
-            local.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut local, 0, id, &inject, &main);
         }
-        let thief = spawn_thief(&ledger, local.stealer());
+        let thief = spawn_thief(&ledger, local.stealer(), &main);
         // Let the thief start first (see `steal_into_while_stolen_from`).
         thread::yield_now();
-        if let Some(item) = local.pop() {
+        if let Some(item) = main.op(qspec::Op::Pop(0), || local.pop(), got) {
             ledger.deliver(item);
         }
         for id in 3..5 {
-            local.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut local, 0, id, &inject, &main);
         }
         // Item 2 sits at index 0, after the wrap.
         r.hit_if(thief.join().unwrap().iter().any(|&id| id >= 2));
-        drain(&ledger, &mut local, &inject);
+        drain_recorded(&ledger, &mut local, 0, &inject, &main);
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -504,19 +529,21 @@ fn overflow_across_u32_max() {
     let r = spilled.clone();
     model!().reach(&spilled).check(move || {
         let ledger = Ledger::new(5);
+        let (history, main) = history();
         let inject = Inject::new();
         let mut local = Local::with_capacity_at_index(CAP, u32::MAX - 1);
         for id in 0..4 {
-            local.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut local, 0, id, &inject, &main);
         }
-        let thief = spawn_thief(&ledger, local.stealer());
-        local.push_back(ledger.item(4), &inject);
+        let thief = spawn_thief(&ledger, local.stealer(), &main);
+        push_recorded(&ledger, &mut local, 0, 4, &inject, &main);
         // Only this thread touches `inject`: more than the new item means
         // the ring's oldest half moved.
         r.hit_if(inject.len() > 1);
         thief.join().unwrap();
-        drain(&ledger, &mut local, &inject);
+        drain_recorded(&ledger, &mut local, 0, &inject, &main);
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -531,20 +558,23 @@ fn local_dropped_while_stealer_lives() {
     let r = after_drop.clone();
     model!().reach(&after_drop).check(move || {
         let ledger = Ledger::new(3);
+        // The owner's drop is not an operation of the specification: the
+        // ring's items stay stealable, as they do in it.
+        let (history, main) = history();
         let inject = Inject::new();
         let mut local = Local::with_capacity(CAP);
         for id in 0..3 {
-            local.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut local, 0, id, &inject, &main);
         }
         let stealer = local.stealer();
         let local_gone = modelsync::sync::Arc::new(modelsync::sync::atomic::AtomicBool::new(false));
         let thief = {
             let (ledger, local_gone) = (ledger.clone(), local_gone.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 // Relaxed: the flag only labels the execution for the reach
                 // counter; the queue's own handles carry the synchronisation.
                 let gone = local_gone.load(modelsync::sync::atomic::Ordering::Relaxed);
-                let ids = steal_once(&ledger, &stealer);
+                let ids = steal_once_recorded(&ledger, &stealer, 0, 1, &rec);
                 !ids.is_empty() && gone
             })
         };
@@ -552,6 +582,7 @@ fn local_dropped_while_stealer_lives() {
         local_gone.store(true, modelsync::sync::atomic::Ordering::Relaxed);
         r.hit_if(thief.join().unwrap());
         ledger.assert_all_dropped_once();
+        history.check();
     });
 }
 
@@ -570,26 +601,33 @@ fn steal_into_queue_being_stolen() {
     let r = spanned.clone();
     model!().reach(&spanned).check(move || {
         let ledger = Ledger::new(10);
+        // Ring A is the history's ring 0 (capacity 8), ring B its ring 1;
+        // the thief steals into a fresh ring, its ring 2.
+        let (history, main) = history_of([2 * CAP, CAP, CAP]);
         let inject = Inject::new();
         let mut ring_a = Local::with_capacity(2 * CAP);
         let mut ring_b = Local::with_capacity(CAP);
         for id in 0..6 {
-            ring_a.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut ring_a, 0, id, &inject, &main);
         }
         for id in 6..10 {
-            ring_b.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut ring_b, 1, id, &inject, &main);
         }
-        ledger.deliver(ring_b.pop().expect("ring B holds four items"));
+        let popped = main.op(qspec::Op::Pop(1), || ring_b.pop(), got);
+        ledger.deliver(popped.expect("ring B holds four items"));
         let b_stealer = ring_b.stealer();
         let thief = {
             let ledger = ledger.clone();
-            thread::spawn(move || steal_once(&ledger, &b_stealer))
+            main.spawn(1, move |rec| {
+                steal_once_recorded(&ledger, &b_stealer, 1, 2, &rec)
+            })
         };
-        steal_into_while_stolen_from(&ledger, &ring_a.stealer(), &mut ring_b, &r);
+        steal_into_while_stolen_from(&ledger, &ring_a.stealer(), [0, 1], &mut ring_b, &r, &main);
         thief.join().unwrap();
-        drain(&ledger, &mut ring_a, &inject);
-        drain(&ledger, &mut ring_b, &inject);
+        drain_recorded(&ledger, &mut ring_a, 0, &inject, &main);
+        drain_recorded(&ledger, &mut ring_b, 1, &inject, &main);
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 
@@ -627,19 +665,20 @@ fn stalled_stealer_scenario(model: Model, capacity: usize, items: usize) {
     let r = spanned.clone();
     model.reach(&spanned).check(move || {
         let ledger = Ledger::new(items);
+        let (history, main) = history_of([capacity, CAP, CAP]);
         let inject = Inject::new();
         let mut local = Local::with_capacity(capacity);
         for id in 0..2 {
-            local.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut local, 0, id, &inject, &main);
         }
         let (owner_started, owner_done) = (Flag::default(), Flag::default());
         let stealer = local.stealer();
         let thief = {
             let (ledger, owner_started, owner_done) =
                 (ledger.clone(), owner_started.clone(), owner_done.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 let began_first = !owner_started.get();
-                steal_once(&ledger, &stealer);
+                steal_once_recorded(&ledger, &stealer, 0, 1, &rec);
                 began_first && owner_done.get()
             })
         };
@@ -647,18 +686,19 @@ fn stalled_stealer_scenario(model: Model, capacity: usize, items: usize) {
         thread::yield_now();
         owner_started.set();
         for id in 2..items {
-            if let Some(item) = local.pop() {
+            if let Some(item) = main.op(qspec::Op::Pop(0), || local.pop(), got) {
                 ledger.deliver(item);
             }
-            local.push_back(ledger.item(id), &inject);
+            push_recorded(&ledger, &mut local, 0, id, &inject, &main);
         }
-        while let Some(item) = local.pop() {
+        while let Some(item) = main.op(qspec::Op::Pop(0), || local.pop(), got) {
             ledger.deliver(item);
         }
         owner_done.set();
         r.hit_if(thief.join().unwrap());
-        drain(&ledger, &mut local, &inject);
+        drain_recorded(&ledger, &mut local, 0, &inject, &main);
         ledger.assert_all_delivered_once();
+        history.check();
     });
 }
 

@@ -56,37 +56,51 @@ fn wake_racing_poll() {
     let by_poller = Reach::new("poller_requeued_woken_task");
     let (r_waker, r_poller) = (by_waker.clone(), by_poller.clone());
     model!().reach(&by_waker).reach(&by_poller).check(move || {
-        let state = Arc::new(State::new());
+        use tspec::Op;
         // A waker's reference, as if the task had cloned its waker.
+        let history = Recorder::new(tspec::TaskState::new(1));
+        let main = history.thread(0);
+        let state = Arc::new(State::new());
         state.ref_inc();
         let data = Handoff::new();
         let waker = {
             let (state, data) = (state.clone(), data.clone());
-            thread::spawn(move || {
+            main.spawn(1, move |rec| {
                 data.write(1);
-                state.transition_to_notified_by_val()
+                transition(&state, &rec, Op::WakeByVal, true)
             })
         };
-        assert_eq!(state.transition_to_running(), ToRunning::Success);
-        let idle = state.transition_to_idle();
+        let running = transition(&state, &main, Op::ToRunning, true);
+        assert_eq!(running, tspec::Ret::Running(ToRunning::Success));
+        let idle = transition(&state, &main, Op::ToIdle, true);
         let woken = waker.join().unwrap();
-        let requeues =
-            usize::from(woken == ToNotified::Submit) + usize::from(idle == ToIdle::OkNotified);
+        let submitted = woken == tspec::Ret::Notified(ToNotified::Submit);
+        let requeued = idle == tspec::Ret::Idle(ToIdle::OkNotified);
+        let requeues = usize::from(submitted) + usize::from(requeued);
         if requeues == 0 {
             // The wake found the task still queued, before the poll began:
             // that poll was the one it asked for.
-            assert_eq!((woken, idle), (ToNotified::DoNothing, ToIdle::Ok));
+            assert_eq!(
+                (woken, idle),
+                (
+                    tspec::Ret::Notified(ToNotified::DoNothing),
+                    tspec::Ret::Idle(ToIdle::Ok)
+                )
+            );
+            history.check();
             return;
         }
         assert_eq!(
             requeues, 1,
             "wake {woken:?}, poll end {idle:?}: one requeue"
         );
-        r_waker.hit_if(woken == ToNotified::Submit);
-        r_poller.hit_if(idle == ToIdle::OkNotified);
+        r_waker.hit_if(submitted);
+        r_poller.hit_if(requeued);
         // The next poll sees the waker's write.
-        assert_eq!(state.transition_to_running(), ToRunning::Success);
+        let running = transition(&state, &main, Op::ToRunning, true);
+        assert_eq!(running, tspec::Ret::Running(ToRunning::Success));
         assert_eq!(data.read(), 1);
+        history.check();
     });
 }
 
@@ -107,34 +121,45 @@ fn abort_racing_poll() {
         .reach(&during)
         .reach(&after)
         .check(move || {
+            use tspec::{Op, Ret};
+            let history = Recorder::new(tspec::TaskState::new(0));
+            let main = history.thread(0);
             let state = Arc::new(State::new());
             let aborter = {
                 let state = state.clone();
-                thread::spawn(move || state.transition_to_notified_and_cancel())
+                main.spawn(1, move |rec| transition(&state, &rec, Op::Abort, true))
             };
             let mut cancellations = 0;
-            let first = state.transition_to_running();
-            let idle = (first == ToRunning::Success).then(|| state.transition_to_idle());
-            let queued = aborter.join().unwrap();
+            let first = transition(&state, &main, Op::ToRunning, true);
+            let idle = (first == Ret::Running(ToRunning::Success))
+                .then(|| transition(&state, &main, Op::ToIdle, true));
+            let queued = aborter.join().unwrap() == Ret::Submit(true);
+            assert!(
+                !queued || idle == Some(Ret::Idle(ToIdle::Ok)),
+                "queued only when idle"
+            );
             match (first, idle) {
-                (ToRunning::Cancelled, None) => {
+                (Ret::Running(ToRunning::Cancelled), None) => {
                     r_before.hit();
                     cancellations += 1;
                 }
-                (ToRunning::Success, Some(ToIdle::Cancelled)) => {
+                (Ret::Running(ToRunning::Success), Some(Ret::Idle(ToIdle::Cancelled))) => {
                     r_during.hit();
                     cancellations += 1;
                 }
-                (ToRunning::Success, Some(ToIdle::Ok)) => {
+                (Ret::Running(ToRunning::Success), Some(Ret::Idle(ToIdle::Ok))) => {
                     assert!(queued, "the abort of an idle task queues it");
                     r_after.hit();
-                    assert_eq!(state.transition_to_running(), ToRunning::Cancelled);
+                    assert_eq!(
+                        transition(&state, &main, Op::ToRunning, true),
+                        Ret::Running(ToRunning::Cancelled)
+                    );
                     cancellations += 1;
                 }
                 other => panic!("unexpected {other:?}, abort queued {queued}"),
             }
             assert_eq!(cancellations, 1);
-            assert!(!queued || idle == Some(ToIdle::Ok), "queued only when idle");
+            history.check();
         });
 }
 

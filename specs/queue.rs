@@ -23,9 +23,20 @@
 //!   up. That it does take items when no other steal runs is a
 //!   progress property, which the models' reachability checks
 //!   (`queue::multi_stealer`), not a result the specification can decide;
-//! - a push into a ring at least half full may send its item alone to the
-//!   inject queue: the ring looks full while a steal holds the rest, and
-//!   then only the item moves (`Local::spill`).
+//! - a push into a ring that is not full, once a steal has taken from it,
+//!   may send its item alone to the inject queue: while a steal is in
+//!   progress every slot from its claim to the owner's head is held (the
+//!   items it claimed, and those the owner popped after them), so the ring
+//!   looks full with as little as nothing in it, and then only the item
+//!   moves (`Local::spill`). The steal that holds them took its items
+//!   before the push (it claimed them first), so its linearization comes
+//!   first: the specification remembers, per ring, that a steal took from
+//!   it. (Until 2026-11-27 this said "a ring at least half full", counting
+//!   only the claimed half; `queue::steal_across_u32_max`'s history showed
+//!   otherwise: three items, a steal claims two, the owner pops the third
+//!   and pushes two, and the second push, with one item in the ring,
+//!   finds every slot held and sends its item alone, as tokio's
+//!   `push_back_or_overflow` does.)
 //!
 //! Every other outcome is deterministic, and with items' identities a
 //! steal's return says how many it took.
@@ -42,6 +53,9 @@ pub struct Queue {
     pub capacity: [usize; RINGS],
     /// Each ring's items (ids), oldest first.
     pub rings: [VecDeque<usize>; RINGS],
+    /// Whether a steal has taken items from each ring (so that a push may
+    /// find slots held: see the module docs).
+    pub stolen_from: [bool; RINGS],
     pub inject: VecDeque<usize>,
 }
 
@@ -67,6 +81,7 @@ impl Queue {
         Queue {
             capacity,
             rings: Default::default(),
+            stolen_from: [false; RINGS],
             inject: VecDeque::new(),
         }
     }
@@ -88,6 +103,7 @@ impl Queue {
     /// The sequential steal, taking `count` items.
     fn steal_count(&self, from: usize, into: usize, count: usize) -> (Option<usize>, Self) {
         let mut next = self.clone();
+        next.stolen_from[from] |= count > 0;
         let mut taken: Vec<usize> = next.rings[from].drain(..count).collect();
         let returned = taken.pop();
         next.rings[into].extend(taken);
@@ -124,8 +140,7 @@ impl Spec for Queue {
         match *op {
             Op::Push(ring, item) => {
                 let mut outcomes = vec![(Ret::Unit, self.push_whole(ring, item))];
-                let len = self.rings[ring].len();
-                if len >= (self.capacity[ring] / 2).max(1) && len < self.capacity[ring] {
+                if self.stolen_from[ring] && self.rings[ring].len() < self.capacity[ring] {
                     let mut alone = self.clone();
                     alone.inject.push_back(item);
                     outcomes.push((Ret::Unit, alone));

@@ -19,9 +19,18 @@
 //! same line is appended to that file, which `ci/nightly` turns into its
 //! summary table and `ci/model_table.py` into VERIFICATION.md's table.
 //!
-//! In the audit build (`--cfg loom --cfg modelsync_loads_as_rmw`, every
-//! atomic access a read-modify-write: `src/sync/loom.rs`) the line says
-//! `accesses=all-read-modify-write` before the bound.
+//! Under loom, a model whose executions check a history against a
+//! specification (`recorder.rs`) runs twice: with loom's weak memory, its
+//! history ordered by happens-before; then again, the real-time pass, with
+//! every atomic access a read-modify-write (`src/sync/loom.rs`), so that
+//! every read takes the latest value and its history is ordered by real
+//! time. The line ends with the second run's counts
+//! (`real_time_pass[preemption_bound=.. executions=.. time=..s
+//! histories_checked=..]`); its reaches are the first run's, which the
+//! harness asserts. In the audit run (`MODELSYNC_EVERY_ACCESS_RMW=1`:
+//! `ci/loom-audit`) every model runs with every access a read-modify-write,
+//! once, and the line says `accesses=all-read-modify-write` before the
+//! bound.
 //!
 //! loom budgets: with `MODELSYNC_LOOM_BUDGET=<secs>` an unbounded run that
 //! does not finish within the budget is reported as out of budget, and the
@@ -276,6 +285,7 @@ impl Model {
     /// `scenario.rs`), with `counts` as its declared interleavings, and
     /// fails, as [`check`](Self::check) does, if one of them is zero under
     /// loom or shuttle. `extra` is appended to the setting.
+    /// `tail` ends the line (the real-time pass's counts).
     pub fn report(
         self,
         setting: &str,
@@ -283,15 +293,16 @@ impl Model {
         elapsed: std::time::Duration,
         counts: &[(&'static str, usize)],
         extra: &str,
+        tail: &str,
     ) {
         let backend = modelsync::sync::BACKEND;
         let mut setting = format!("{setting}{extra}");
-        if cfg!(modelsync_loads_as_rmw) {
+        if audit_run() {
             setting = format!("accesses=all-read-modify-write {setting}");
         }
         let reached: Vec<String> = counts.iter().map(|(n, c)| format!("{n}={c}")).collect();
         emit(&format!(
-            "model {} backend={backend} {setting} executions={executions} time={:.2}s reached[{}]",
+            "model {} backend={backend} {setting} executions={executions} time={:.2}s reached[{}]{tail}",
             self.name,
             elapsed.as_secs_f64(),
             reached.join(" "),
@@ -328,18 +339,27 @@ impl Model {
             reaches: self.reaches.clone(),
         };
         let start = Instant::now();
+        set_access_mode(audit_run());
+        let checked_before = recorder::histories_checked();
         let (backend, mut setting) = run(
             self.default_bound,
             self.max_bound,
             self.ends_only_up_to,
             &counters,
-            counted,
+            counted.clone(),
         );
-        if cfg!(modelsync_loads_as_rmw) {
-            // The audit build (ci/loom-audit): its lines must not pass for
-            // the normal build's.
+        if audit_run() {
+            // The audit run (ci/loom-audit): its lines must not pass for
+            // the normal run's.
             setting = format!("accesses=all-read-modify-write {setting}");
         }
+        let real_time =
+            if cfg!(loom) && !audit_run() && recorder::histories_checked() > checked_before {
+                self.real_time_pass(&counters, counted)
+            } else {
+                String::new()
+            };
+        // Both passes: what the model costs the main job.
         let elapsed = start.elapsed();
 
         let reached: Vec<String> = self
@@ -348,7 +368,7 @@ impl Model {
             .map(|r| format!("{}={}", r.name, r.count()))
             .collect();
         let line = format!(
-            "model {} backend={backend} {setting} executions={} time={:.2}s reached[{}]",
+            "model {} backend={backend} {setting} executions={} time={:.2}s reached[{}]{real_time}",
             self.name,
             executions.load(Relaxed),
             elapsed.as_secs_f64(),
@@ -367,6 +387,102 @@ impl Model {
             }
         }
     }
+}
+
+impl Model {
+    /// The real-time pass of a history-checking loom model (see the module
+    /// documentation): the model again with every atomic access a
+    /// read-modify-write, so that its histories are checked in real-time
+    /// order. Read-modify-writes conflict with every access, so loom's
+    /// reduction prunes less and the pass can be far larger than the first
+    /// (`queue::multi_stealer`: 26,914 executions, then 1,642,156): it
+    /// starts at the bound the first pass ran at and explores within
+    /// [`execution_budget`] executions per attempt, falling back to lower
+    /// bounds as the generated scenarios do, and its result says where it
+    /// finished. Returns the text its result line ends with. The reach
+    /// counters and the execution count are restored to the first run's:
+    /// what the line's other fields report.
+    fn real_time_pass(&self, counters: &Counters, scenario: Arc<dyn Fn() + Send + Sync>) -> String {
+        let first = counters.save();
+        // Histories checked before the attempt that counts.
+        let checked = Arc::new(AtomicUsize::new(0));
+        let start = Instant::now();
+        set_access_mode(true);
+        let bound = {
+            let (executions, checked, before) =
+                (counters.executions.clone(), checked.clone(), first[0]);
+            explore_within(
+                scenario,
+                execution_budget(),
+                move || {
+                    executions.store(before, Relaxed);
+                    checked.store(recorder::histories_checked(), Relaxed);
+                },
+                self.first_bound(),
+            )
+        };
+        set_access_mode(false);
+        let executions = counters.executions.load(Relaxed) - first[0];
+        counters.restore(&first);
+        format!(
+            " real_time_pass[preemption_bound={} executions={executions} time={:.2}s histories_checked={}]",
+            bound.map_or("none".to_string(), |b| b.to_string()),
+            start.elapsed().as_secs_f64(),
+            recorder::histories_checked() - checked.load(Relaxed)
+        )
+    }
+
+    /// The bound this model's first loom pass runs at without a budget
+    /// (`None`: complete), as `run` decides it.
+    fn first_bound(&self) -> Option<usize> {
+        #[cfg(loom)]
+        {
+            let bound = match (loom_settings().bound_override, self.max_bound) {
+                (Some(Some(asked)), Some(max)) => Some(asked.min(max)),
+                (Some(asked), _) => asked,
+                (None, _) => self.default_bound,
+            };
+            match self.ends_only_up_to {
+                Some(cap) => Some(bound.map_or(cap, |b| b.min(cap))),
+                None => bound,
+            }
+        }
+        #[cfg(not(loom))]
+        {
+            None
+        }
+    }
+}
+
+/// The loom budget of one generated scenario's pass, and of a model's
+/// real-time pass, in executions per attempt (see [`explore_within`]):
+/// `MODELSYNC_EXECUTION_BUDGET` (default 10,000, a few seconds).
+pub fn execution_budget() -> usize {
+    env_parse::<usize>("MODELSYNC_EXECUTION_BUDGET", "a number").unwrap_or(10_000)
+}
+
+/// Whether this process runs every loom model with every atomic access a
+/// read-modify-write, once (`MODELSYNC_EVERY_ACCESS_RMW=1`, the audit run
+/// of `ci/loom-audit`), instead of weak memory first.
+pub fn audit_run() -> bool {
+    #[cfg(loom)]
+    {
+        loom_settings().every_access_rmw
+    }
+    #[cfg(not(loom))]
+    {
+        false
+    }
+}
+
+/// Makes the loom models this thread runs from now on use every atomic
+/// access as a read-modify-write, or loom's own accesses (`src/sync/loom.rs`).
+/// Nothing under the other backends, whose accesses are never stale.
+pub fn set_access_mode(every_access_rmw: bool) {
+    #[cfg(loom)]
+    modelsync::sync::set_every_access_rmw(every_access_rmw);
+    #[cfg(not(loom))]
+    let _ = every_access_rmw;
 }
 
 /// Prints a result line to stderr and, with `MODELSYNC_REPORT=<file>`,
@@ -388,27 +504,36 @@ pub fn backend_name() -> &'static str {
     modelsync::sync::BACKEND
 }
 
-/// Runs `body` under the build's backend for a generated scenario. Under
-/// loom each attempt explores at most `max_executions` executions (a
-/// budget in executions, not time, so that the outcome is the same on
-/// every machine): complete if that finishes it, else the highest bound
-/// from 3 down that does (`reset` clears the caller's counts before each
-/// attempt). Returns the loom bound it finished at (`None`: complete, or
-/// not loom). A numeric `LOOM_MAX_PREEMPTIONS` is the highest bound tried
-/// (the mutation runs ask for 2), within the same budget.
+/// Runs `body` under the build's backend for a generated scenario, or for
+/// a model's real-time pass. Under loom each attempt explores at most
+/// `max_executions` executions (a budget in executions, not time, so that
+/// the outcome is the same on every machine): complete if that finishes
+/// it, else the highest bound from 3 down that does (`reset` clears the
+/// caller's counts before each attempt). With `highest` set, the first
+/// attempt is at that bound instead of complete (a model's real-time pass
+/// starts where its first pass ran). Returns the loom bound it finished at
+/// (`None`: complete, or not loom). A numeric `LOOM_MAX_PREEMPTIONS` is the
+/// highest bound tried (the mutation runs ask for 2), within the same
+/// budget.
 pub fn explore_within(
     body: Arc<dyn Fn() + Send + Sync>,
     max_executions: usize,
     reset: impl Fn(),
+    highest: Option<usize>,
 ) -> Option<usize> {
     assert_overflow_checks();
     #[cfg(loom)]
     {
         // A numeric override is the highest bound tried; `none` (the
         // nightly's) is the default.
-        let attempts: Vec<Option<usize>> = match loom_settings().bound_override {
-            Some(Some(asked)) => (0..=asked).rev().map(Some).collect(),
-            _ => vec![None, Some(3), Some(2), Some(1), Some(0)],
+        let top = match (loom_settings().bound_override, highest) {
+            (Some(Some(asked)), Some(highest)) => Some(asked.min(highest)),
+            (Some(Some(asked)), None) => Some(asked),
+            (_, highest) => highest,
+        };
+        let attempts: Vec<Option<usize>> = match top {
+            Some(top) => (0..=top).rev().map(Some).collect(),
+            None => vec![None, Some(3), Some(2), Some(1), Some(0)],
         };
         let ran = Arc::new(AtomicUsize::new(0));
         let counted: Arc<dyn Fn() + Send + Sync> = {
@@ -441,11 +566,11 @@ pub fn explore_within(
                 return bound;
             }
         }
-        panic!("a generated scenario finishes at no bound (not even 0) within {max_executions} executions");
+        panic!("a scenario finishes at no bound (not even 0) within {max_executions} executions");
     }
     #[cfg(not(loom))]
     {
-        let _ = (max_executions, &reset);
+        let _ = (max_executions, &reset, highest);
         let counters = Counters {
             executions: Arc::new(AtomicUsize::new(0)),
             reaches: Vec::new(),
@@ -533,6 +658,8 @@ struct LoomSettings {
     /// `None`: each model's default. `Some(None)`: unbounded for all.
     bound_override: Option<Option<usize>>,
     budget: Option<Duration>,
+    /// `MODELSYNC_EVERY_ACCESS_RMW=1`: see [`audit_run`].
+    every_access_rmw: bool,
 }
 
 #[cfg(loom)]
@@ -553,9 +680,15 @@ fn loom_settings() -> &'static LoomSettings {
         };
         let budget = env_parse::<u64>("MODELSYNC_LOOM_BUDGET", "a number of seconds")
             .map(Duration::from_secs);
+        let every_access_rmw = match std::env::var("MODELSYNC_EVERY_ACCESS_RMW").as_deref() {
+            Err(_) | Ok("0") => false,
+            Ok("1") => true,
+            Ok(v) => panic!("MODELSYNC_EVERY_ACCESS_RMW={v:?} is neither 0 nor 1"),
+        };
         LoomSettings {
             bound_override,
             budget,
+            every_access_rmw,
         }
     })
 }

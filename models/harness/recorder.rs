@@ -12,14 +12,19 @@
 //! |---|---|---|
 //! | shuttle | real time: the recorder's clock | one thread runs at a time, and every access is sequentially consistent: a return earlier on the clock is visible to every later call |
 //! | std (real threads) | real time: the recorder's clock | the clock is a `SeqCst` read-modify-write at every call and return, so a return earlier on it happens-before every later call |
-//! | loom audit (`modelsync_loads_as_rmw`) | real time: the recorder's clock | every atomic access is a read-modify-write, which reads the latest value: no access reads a value older than one the clock says was written before |
-//! | loom | happens-before the recorder can see: program order, spawn and join, and the scenario's hand-offs | loom's weak memory lets a load read a value that an earlier (on the clock) store has already replaced, when nothing orders the two: real time would call such a run non-linearizable though no thread could tell |
+//! | loom, every access a read-modify-write (`modelsync::sync::set_every_access_rmw`: the real-time pass of every history-checking model, and the audit run) | real time: the recorder's clock | every atomic access is a read-modify-write, which reads the latest value: no access reads a value older than one the clock says was written before |
+//! | loom, weak memory (the normal pass) | happens-before the recorder can see: program order, spawn and join, and the scenario's hand-offs | loom's weak memory lets a load read a value that an earlier (on the clock) store has already replaced, when nothing orders the two: real time would call such a run non-linearizable though no thread could tell |
 //!
-//! Under loom the clock still orders the printed history; only the
-//! precedence is happens-before. A real-time promise between threads is
-//! checked there through a hand-off (one thread waits for another's
-//! operation to return before it calls its own: `scenario.rs`), which is
-//! also how a user would rely on it.
+//! Under loom's weak memory the clock still orders the printed history;
+//! only the precedence is happens-before, and a real-time promise between
+//! threads is checked there only through a hand-off (one thread waits for
+//! another's operation to return before it calls its own: `scenario.rs`).
+//! So every loom model that checks a history runs twice
+//! (`harness::Model::check`, `scenario::generated`): with weak memory and
+//! happens-before, which finds what a missing ordering breaks, and with
+//! every access a read-modify-write and real time, which finds every
+//! real-time promise a logic mistake breaks, in every interleaving the
+//! pass explores.
 //!
 //! # Recording changes nothing
 //!
@@ -50,12 +55,16 @@ pub enum Precedence {
     HappensBefore,
 }
 
-/// This build's precedence (see the module documentation).
-pub const PRECEDENCE: Precedence = if cfg!(loom) && !cfg!(modelsync_loads_as_rmw) {
-    Precedence::HappensBefore
-} else {
+/// The precedence of the history this thread records now (see the module
+/// documentation): under loom it follows the access mode the model runs
+/// in, which `loom::model`'s one OS thread shares with its checks.
+pub fn precedence() -> Precedence {
+    #[cfg(loom)]
+    if !modelsync::sync::every_access_rmw() {
+        return Precedence::HappensBefore;
+    }
     Precedence::RealTime
-};
+}
 
 enum Event {
     Call { op: usize, thread: usize },
@@ -153,9 +162,9 @@ impl<S: Spec> Recorder<S> {
         }
     }
 
-    /// The history so far, with this build's precedence.
+    /// The history so far, with the precedence of the mode it ran in.
     pub fn history(&self) -> History<S> {
-        self.history_by(PRECEDENCE)
+        self.history_by(precedence())
     }
 
     /// The history so far, with `precedence`.

@@ -542,6 +542,7 @@ pub fn executions_of<P: Subject>(
     scenario: &Arc<Scenario<P::Op>>,
     record: bool,
 ) -> (usize, Option<usize>) {
+    crate::harness::set_access_mode(crate::harness::audit_run());
     let executions = Arc::new(AtomicUsize::new(0));
     let body = {
         let (scenario, executions) = (scenario.clone(), executions.clone());
@@ -550,8 +551,12 @@ pub fn executions_of<P: Subject>(
             execute::<P>(&scenario, record);
         }) as Arc<dyn Fn() + Send + Sync>
     };
-    let bound =
-        crate::harness::explore_within(body, scenario_budget(), || executions.store(0, SeqCst));
+    let bound = crate::harness::explore_within(
+        body,
+        crate::harness::execution_budget(),
+        || executions.store(0, SeqCst),
+        None,
+    );
     (executions.load(SeqCst), bound)
 }
 
@@ -600,8 +605,16 @@ fn scenario_seed(primitive: &str) -> u64 {
     })
 }
 
-/// What the runs of one drawn scenario gave.
+/// What the runs of one drawn scenario gave: the run under the build's
+/// backend, and under loom the real-time pass (every atomic access a
+/// read-modify-write, histories in real-time order: `recorder.rs`).
 struct Ran {
+    first: Pass,
+    real_time: Option<Pass>,
+}
+
+/// One exploration of a scenario.
+struct Pass {
     executions: usize,
     /// The loom bound it finished at (`None`: complete; shuttle and std
     /// runs report `None` too).
@@ -609,6 +622,28 @@ struct Ran {
     reordered: usize,
     /// Histories checked (one per execution of the attempt that counts).
     checked: usize,
+    time: std::time::Duration,
+}
+
+/// The scenarios' passes, summed for a result line: `scenarios=..
+/// complete=.. bounded=..(lowest_bound=..)`, executions, reorderings,
+/// histories checked, time.
+fn summed<'a>(passes: impl Iterator<Item = &'a Pass>) -> (String, usize, usize, usize, f64) {
+    let passes: Vec<&Pass> = passes.collect();
+    let complete = passes.iter().filter(|p| p.bound.is_none()).count();
+    let lowest = passes.iter().filter_map(|p| p.bound).min();
+    (
+        format!(
+            "scenarios={} complete={complete} bounded={}{}",
+            passes.len(),
+            passes.len() - complete,
+            lowest.map_or(String::new(), |b| format!("(lowest_bound={b})")),
+        ),
+        passes.iter().map(|p| p.executions).sum(),
+        passes.iter().map(|p| p.reordered).sum(),
+        passes.iter().map(|p| p.checked).sum(),
+        passes.iter().map(|p| p.time.as_secs_f64()).sum(),
+    )
 }
 
 /// Draws scenarios for `P` and runs each under the build's backend, every
@@ -674,26 +709,35 @@ pub fn generated<P: Subject>(model: Model) {
         }
     }
     let totals = totals.lock().unwrap();
-    let executions: usize = totals.iter().map(|(_, _, r)| r.executions).sum();
-    let reordered: usize = totals.iter().map(|(_, _, r)| r.reordered).sum();
-    let complete = totals.iter().filter(|(_, _, r)| r.bound.is_none()).count();
-    let lowest = totals.iter().filter_map(|(_, _, r)| r.bound).min();
+    let (scenarios, executions, reordered, checked, _) =
+        summed(totals.iter().map(|(_, _, r)| &r.first));
     let largest = totals.iter().map(|(ops, _, _)| *ops).max().unwrap_or(0);
     let setting = match crate::harness::backend_name() {
-        "loom" => format!(
-            "scenarios={} seed={seed} complete={complete} bounded={}{} budget={}_executions",
-            totals.len(),
-            totals.len() - complete,
-            lowest.map_or(String::new(), |b| format!("(lowest_bound={b})")),
-            scenario_budget()
-        ),
+        "loom" => {
+            let (scenarios, rest) = scenarios.split_once(' ').unwrap_or((&scenarios, ""));
+            format!(
+                "{scenarios} seed={seed} {rest} budget={}_executions",
+                crate::harness::execution_budget()
+            )
+        }
         _ => format!(
             "scenarios={} seed={seed} {}",
             totals.len(),
             crate::harness::backend_setting()
         ),
     };
-    let checked: usize = totals.iter().map(|(_, _, r)| r.checked).sum();
+    let real_time: Vec<&Pass> = totals
+        .iter()
+        .filter_map(|(_, _, r)| r.real_time.as_ref())
+        .collect();
+    let real_time = if real_time.is_empty() {
+        String::new()
+    } else {
+        let (how, executions, _, checked, secs) = summed(real_time.into_iter());
+        format!(
+            " real_time_pass[{how} executions={executions} time={secs:.2}s histories_checked={checked}]"
+        )
+    };
     // One counter the harness asserts, as every model's reach: an
     // execution whose linearization reordered the calls.
     model.report(
@@ -711,6 +755,7 @@ pub fn generated<P: Subject>(model: Model) {
                 n => format!(" not_run_for_time={n}"),
             }
         ),
+        &real_time,
     );
 }
 
@@ -723,18 +768,33 @@ fn scenario_time_limit() -> Option<std::time::Duration> {
     env_usize("MODELSYNC_SCENARIO_SECS").map(std::time::Duration::from_secs)
 }
 
-/// The loom budget of one generated scenario, in executions per attempt
-/// (see `harness::explore_within`): `MODELSYNC_SCENARIO_BUDGET` (default
-/// 10,000, a few seconds).
-fn scenario_budget() -> usize {
-    env_usize("MODELSYNC_SCENARIO_BUDGET").map_or(10_000, |b| b as usize)
-}
-
-/// Runs one scenario under the build's backend.
+/// Runs one scenario under the build's backend; under loom, then again in
+/// the real-time pass (see [`Ran`]), unless this is the audit run, whose
+/// one pass is already that.
 fn run_one<P: Subject>(scenario: &Arc<Scenario<P::Op>>) -> Ran {
     if std::env::var_os("MODELSYNC_SCENARIO_TRACE").is_some() {
         eprintln!("scenario: {}", scenario.summary());
     }
+    let audit = crate::harness::audit_run();
+    crate::harness::set_access_mode(audit);
+    let first = explore::<P>(scenario, None);
+    let real_time = (cfg!(loom) && !audit).then(|| {
+        crate::harness::set_access_mode(true);
+        // From where the first pass finished: a scenario too large to
+        // finish complete with weak memory is larger still with every
+        // access a read-modify-write, which loom's reduction prunes less.
+        let pass = explore::<P>(scenario, first.bound);
+        crate::harness::set_access_mode(false);
+        pass
+    });
+    Ran { first, real_time }
+}
+
+/// One exploration of `scenario`, every execution checked: complete within
+/// the budget, else the highest bound from `highest` (or 3) down that
+/// finishes within it.
+fn explore<P: Subject>(scenario: &Arc<Scenario<P::Op>>, highest: Option<usize>) -> Pass {
+    let start = Instant::now();
     let executions = Arc::new(AtomicUsize::new(0));
     let reordered = Arc::new(AtomicUsize::new(0));
     // Histories checked before the attempt that counts (a loom run out of
@@ -750,16 +810,22 @@ fn run_one<P: Subject>(scenario: &Arc<Scenario<P::Op>>) -> Ran {
             }
         }) as Arc<dyn Fn() + Send + Sync>
     };
-    let bound = crate::harness::explore_within(body, scenario_budget(), || {
-        executions.store(0, SeqCst);
-        reordered.store(0, SeqCst);
-        checked_from.store(histories_checked(), SeqCst);
-    });
-    Ran {
+    let bound = crate::harness::explore_within(
+        body,
+        crate::harness::execution_budget(),
+        || {
+            executions.store(0, SeqCst);
+            reordered.store(0, SeqCst);
+            checked_from.store(histories_checked(), SeqCst);
+        },
+        highest,
+    );
+    Pass {
         executions: executions.load(SeqCst),
         bound,
         reordered: reordered.load(SeqCst),
         checked: histories_checked() - checked_from.load(SeqCst),
+        time: start.elapsed(),
     }
 }
 

@@ -3,44 +3,46 @@
 
 pub(super) const NAME: &str = "loom";
 
-/// Atomic integers, pointers and fences, with `Ordering`.
-#[cfg(not(modelsync_loads_as_rmw))]
-pub mod atomic {
-    pub use loom::sync::atomic::{
-        fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
-    };
-}
-
-/// Atomics whose every access is a read-modify-write
-/// (`--cfg loom --cfg modelsync_loads_as_rmw`): an audit build for loom
+/// Atomic integers, pointers and fences, with `Ordering`: loom's, with one
+/// switch, [`set_every_access_rmw`].
+///
+/// With the switch on, every `load` is a read-modify-write that leaves the
+/// value as it is and every `store` is a `swap`: an audit mode for loom
 /// 0.7.3's partial-order reduction, which explores a plain load racing
 /// another thread's load-then-compare-and-swap in one order only
 /// (tokio-rs/loom issue 166). A read-modify-write conflicts with every
 /// other write, so loom explores both orders of each such race.
 ///
-/// `load` writes back what it read and `store` is a `swap`. Stores must
-/// be read-modify-writes too: loom 0.7.3 may place another thread's plain
-/// store between the read and the write of a read-modify-write
-/// (tokio-rs/loom issue 254, open; pull request 391), an execution no
-/// hardware allows, and with only loads turned into read-modify-writes
-/// `block_on`'s models deadlock on it. With every access a read-modify-write,
-/// each atomic's modification order is total and every read takes the
-/// latest value, one a plain load may read; no access synchronises more
-/// than the one it replaces, except that a `swap` continues a release
-/// sequence a plain store would end. So the build explores only
-/// executions real hardware can run (a failure here is real), but fewer
-/// of them: no stale reads. It runs beside the normal loom build, never
-/// instead of it.
-#[cfg(modelsync_loads_as_rmw)]
+/// Stores must be read-modify-writes too: loom 0.7.3 may place another
+/// thread's plain store between the read and the write of a
+/// read-modify-write (tokio-rs/loom issue 254, open; pull request 391), an
+/// execution no hardware allows, and with only loads turned into
+/// read-modify-writes `block_on`'s models deadlock on it. With every access
+/// a read-modify-write, each atomic's modification order is total and
+/// every read takes the latest value, one a plain load may read; no access
+/// synchronises more than the one it replaces, except that a `swap`
+/// continues a release sequence a plain store would end. So the mode
+/// explores only executions real hardware can run (a failure in it is
+/// real), but fewer of them: no stale reads. It runs beside the normal
+/// mode, never instead of it. Because every read takes the latest value,
+/// an operation that returned before another began (on the model's one
+/// clock) is visible to it: the models check their histories in real-time
+/// order in this mode, and in happens-before order in the normal one.
+///
+/// With the switch off, each access is loom's own, one call through: the
+/// model explores exactly what it would with loom's types.
 pub mod atomic {
     pub use loom::sync::atomic::{fence, Ordering};
     use std::ops::{Deref, DerefMut};
 
-    /// `$name` whose `load` is `$rmw($identity)`, an operation that
-    /// leaves the value as it is.
-    macro_rules! every_access_rmw {
+    use super::every_access_rmw;
+
+    /// `$name` whose `load` is `$rmw($identity)` (an operation that
+    /// leaves the value as it is) and whose `store` is a `swap` while
+    /// [`every_access_rmw`] is on.
+    macro_rules! switchable {
         ($name:ident, $value:ty, $rmw:ident($identity:expr)) => {
-            #[doc = concat!("loom's `", stringify!($name), "`, its `load` and `store` read-modify-writes.")]
+            #[doc = concat!("loom's `", stringify!($name), "`; its `load` and `store` read-modify-writes while every access is one (see the module's docs).")]
             #[derive(Debug, Default)]
             pub struct $name(loom::sync::atomic::$name);
 
@@ -50,14 +52,22 @@ pub mod atomic {
                     Self(loom::sync::atomic::$name::new(value))
                 }
 
-                /// Reads by writing back: see the module's docs.
+                /// loom's `load`, or a read that writes back.
                 pub fn load(&self, order: Ordering) -> $value {
-                    self.0.$rmw($identity, order)
+                    if every_access_rmw() {
+                        self.0.$rmw($identity, order)
+                    } else {
+                        self.0.load(order)
+                    }
                 }
 
-                /// Writes by swapping: see the module's docs.
+                /// loom's `store`, or a `swap`.
                 pub fn store(&self, value: $value, order: Ordering) {
-                    self.0.swap(value, order);
+                    if every_access_rmw() {
+                        self.0.swap(value, order);
+                    } else {
+                        self.0.store(value, order);
+                    }
                 }
             }
 
@@ -76,15 +86,15 @@ pub mod atomic {
         };
     }
 
-    every_access_rmw!(AtomicBool, bool, fetch_or(false));
-    every_access_rmw!(AtomicU32, u32, fetch_add(0));
-    every_access_rmw!(AtomicU64, u64, fetch_add(0));
-    every_access_rmw!(AtomicUsize, usize, fetch_add(0));
+    switchable!(AtomicBool, bool, fetch_or(false));
+    switchable!(AtomicU32, u32, fetch_add(0));
+    switchable!(AtomicU64, u64, fetch_add(0));
+    switchable!(AtomicUsize, usize, fetch_add(0));
 
-    /// [`AtomicPtr`] has no arithmetic: its load is a compare-and-swap of
-    /// the value with itself, retried until it succeeds, its first guess
-    /// null (a plain load for the guess would be the very access this
-    /// build removes).
+    /// [`AtomicPtr`] has no arithmetic: while every access is a
+    /// read-modify-write, its load is a compare-and-swap of the value with
+    /// itself, retried until it succeeds, its first guess null (a plain
+    /// load for the guess would be the very access the mode removes).
     #[derive(Debug, Default)]
     pub struct AtomicPtr<T>(loom::sync::atomic::AtomicPtr<T>);
 
@@ -94,8 +104,11 @@ pub mod atomic {
             Self(loom::sync::atomic::AtomicPtr::new(value))
         }
 
-        /// Reads by writing back: see the module's docs.
+        /// loom's `load`, or a read that writes back.
         pub fn load(&self, order: Ordering) -> *mut T {
+            if !every_access_rmw() {
+                return self.0.load(order);
+            }
             let mut seen = std::ptr::null_mut();
             loop {
                 // Relaxed on failure: the value read is only the next guess;
@@ -110,9 +123,13 @@ pub mod atomic {
             }
         }
 
-        /// Writes by swapping: see the module's docs.
+        /// loom's `store`, or a `swap`.
         pub fn store(&self, value: *mut T, order: Ordering) {
-            self.0.swap(value, order);
+            if every_access_rmw() {
+                self.0.swap(value, order);
+            } else {
+                self.0.store(value, order);
+            }
         }
     }
 
@@ -128,6 +145,28 @@ pub mod atomic {
             &mut self.0
         }
     }
+}
+
+std::thread_local! {
+    /// The switch of [`atomic`]'s mode. A std thread-local, not loom's: it
+    /// is set outside the model, and loom runs every thread of a model on
+    /// the OS thread that called `loom::model`, so the model's threads all
+    /// read the setting of the test that runs them, and a test running
+    /// beside it on another OS thread keeps its own.
+    static EVERY_ACCESS_RMW: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether loom models run on this OS thread make every atomic access a
+/// read-modify-write (see [`atomic`]).
+pub fn every_access_rmw() -> bool {
+    EVERY_ACCESS_RMW.with(std::cell::Cell::get)
+}
+
+/// Sets [`every_access_rmw`] for the loom models this OS thread runs from
+/// now on; returns the previous setting. Set it between models, never
+/// inside one: an execution must not change what its accesses are.
+pub fn set_every_access_rmw(on: bool) -> bool {
+    EVERY_ACCESS_RMW.with(|mode| mode.replace(on))
 }
 
 /// Spawning, joining, yielding and parking threads.

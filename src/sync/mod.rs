@@ -28,12 +28,14 @@
 //!   166), so a model can miss an interleaving; and it may place a plain
 //!   store between the read and the write of another thread's
 //!   read-modify-write (issue 254), an execution no hardware runs, so a
-//!   model can fail spuriously (none does). The audit build
-//!   `--cfg loom --cfg modelsync_loads_as_rmw` makes every atomic load and
-//!   store a read-modify-write, which loom orders against every other
-//!   write: it explores the orders issue 166 skips, and gives issue 254
-//!   no plain store to misplace, at the cost of weak memory's stale reads
-//!   (see `loom.rs`).
+//!   model can fail spuriously (none does). A switch of the loom build,
+//!   `set_every_access_rmw` (loom builds only), makes every atomic load and store a
+//!   read-modify-write, which loom orders against every other write: it
+//!   explores the orders issue 166 skips, and gives issue 254 no plain
+//!   store to misplace, at the cost of weak memory's stale reads (see
+//!   `loom.rs`). The models run in it for their real-time pass (every
+//!   model that checks a history) and the audit run (`ci/loom-audit`,
+//!   every model).
 //! - **shuttle** makes every atomic access sequentially consistent, so it
 //!   cannot find a missing `Acquire` or `Release`; its [`UnsafeCell`] is
 //!   std's (accesses are not checked for races; loom's are), and its
@@ -93,6 +95,13 @@ mod backend;
 pub use backend::{
     atomic, spin_loop, thread, thread_local, Arc, Condvar, Mutex, MutexGuard, UnsafeCell,
 };
+
+/// loom only: the switch that makes every atomic access a
+/// read-modify-write, for the models' audit and real-time passes (see
+/// `loom.rs`). Not part of the API a dependent builds on.
+#[cfg(loom)]
+#[doc(hidden)]
+pub use backend::{every_access_rmw, set_every_access_rmw};
 
 /// Keeps a value on cache lines of its own, so that writes to it do not
 /// invalidate its neighbours in other cores' caches (false sharing): 128
