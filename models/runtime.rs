@@ -17,6 +17,7 @@ use std::task::{Context, Poll};
 use crate::harness::recorder::{Recorder, ThreadRecorder};
 use crate::harness::scenario::{self, Scenario, Subject, Waiter};
 use crate::harness::{model, Flag, Handoff, Ledger, Reach, Tally, Tracked};
+use crate::specs::idle as ispec;
 use crate::specs::runtime as spec;
 use modelsync::internals::runtime::{Idle, State, ToIdle, ToNotified, ToRunning};
 use modelsync::park::Parker;
@@ -405,6 +406,8 @@ fn push_racing_worker_going_to_sleep() {
         .reach(&woken_by_pusher)
         .reach(&seen_by_sleeper)
         .check(move || {
+            let history = Recorder::new(ispec::Workers::new(2));
+            let main = history.thread(0);
             let idle = Arc::new(Idle::new(2));
             let inject = Arc::new(Inject::new());
             let mut owner = Local::with_capacity(4);
@@ -413,17 +416,21 @@ fn push_racing_worker_going_to_sleep() {
             let unparker = parker.unparker().clone();
             let pusher_unparker = unparker.clone();
             // Worker 0 (this thread) is the owner; worker 1 searches.
-            assert!(idle.transition_worker_to_searching());
+            assert!(to_searching_recorded(&idle, 1, &main));
             let sleeper = {
                 let idle = idle.clone();
-                thread::spawn(move || {
+                main.spawn(1, move |rec| {
                     let mut own = Local::with_capacity(4);
-                    let last = idle.transition_worker_to_parked(1, true);
+                    let last = rec.op(
+                        ispec::Op::ToParked(1),
+                        || idle.transition_worker_to_parked(1, true),
+                        |&last| ispec::Ret::Bool(last),
+                    );
                     assert!(last, "the only searcher is the last");
                     let saw = !stealer.is_empty();
                     if saw {
                         // `notify_if_work_pending`: wake a sleeper (itself).
-                        if let Some(w) = idle.worker_to_notify() {
+                        if let Some(w) = notify_recorded(&idle, &rec) {
                             assert_eq!(w, 1);
                             unparker.unpark();
                         }
@@ -440,7 +447,7 @@ fn push_racing_worker_going_to_sleep() {
             };
             owner.push_back(5usize, &inject);
             // `notify_parked`, as the runtime calls it after a push.
-            let woke = match idle.worker_to_notify() {
+            let woke = match notify_recorded(&idle, &main) {
                 Some(w) => {
                     assert_eq!(w, 1);
                     pusher_unparker.unpark();
@@ -452,7 +459,202 @@ fn push_racing_worker_going_to_sleep() {
             assert_eq!(got, 5);
             r_pusher.hit_if(woke);
             r_sleeper.hit_if(saw);
+            history.check();
         });
+}
+
+/// `transition_worker_to_searching` for worker `w`, recorded as its two
+/// steps (`specs/idle.rs`), both with the call's interval; the increment
+/// never returns when the look refused (it did not happen).
+fn to_searching_recorded(idle: &Idle, w: usize, rec: &ThreadRecorder<ispec::Workers>) -> bool {
+    let look = rec.call(ispec::Op::LookToSearch(w));
+    let start = rec.call(ispec::Op::StartSearching(w));
+    let ok = idle.transition_worker_to_searching();
+    rec.returned(look, ispec::Ret::Bool(ok));
+    if ok {
+        rec.returned(start, ispec::Ret::Unit);
+    } else {
+        rec.abandoned(start);
+    }
+    ok
+}
+
+/// `worker_to_notify`, recorded.
+fn notify_recorded(idle: &Idle, rec: &ThreadRecorder<ispec::Workers>) -> Option<usize> {
+    rec.op(
+        ispec::Op::WorkerToNotify,
+        || idle.worker_to_notify(),
+        |&w| ispec::Ret::Woke(w),
+    )
+}
+
+/// The idle counters as generated scenarios see them (`specs/idle.rs`):
+/// each scenario thread is a worker (thread `t`, worker `t - 1`) that
+/// starts and stops searching, parks, and pushes (then wakes the worker
+/// `worker_to_notify` names); the main thread's parts only push. A
+/// parked worker sleeps until a push wakes it (a token per wake: the
+/// parker's permit), and counts as searching then; one that nobody wakes
+/// sleeps to the end. An operation its worker's stage does not allow
+/// (the component's contract) is skipped.
+struct IdleSubject;
+
+#[derive(Clone, Debug, PartialEq)]
+enum IdleOp {
+    Search,
+    StopSearching,
+    Park,
+    Push,
+}
+
+/// One worker's view: the counters, its stage, and the wake-ups handed to
+/// each worker.
+struct Worker {
+    idle: std::sync::Arc<Idle>,
+    me: usize,
+    stage: ispec::Stage,
+    wakes: std::sync::Arc<Vec<scenario::Tokens>>,
+}
+
+impl Subject for IdleSubject {
+    type Spec = ispec::Workers;
+    type Op = IdleOp;
+    type Actor = Worker;
+    const NAME: &'static str = "runtime_idle";
+    const RUST_TYPE: &'static str = "IdleSubject";
+
+    fn items(_: &Scenario<IdleOp>) -> usize {
+        0
+    }
+
+    fn setup(scenario: &Scenario<IdleOp>) -> (ispec::Workers, Worker) {
+        let workers = scenario.threads.len();
+        let main = Worker {
+            idle: std::sync::Arc::new(Idle::new(workers)),
+            me: usize::MAX,
+            stage: ispec::Stage::Running,
+            wakes: std::sync::Arc::new((0..workers).map(|_| scenario::Tokens::default()).collect()),
+        };
+        (ispec::Workers::new(workers), main)
+    }
+
+    fn split(main: &mut Worker, _: &Scenario<IdleOp>, thread: usize) -> Worker {
+        Worker {
+            idle: main.idle.clone(),
+            me: thread - 1,
+            stage: ispec::Stage::Running,
+            wakes: main.wakes.clone(),
+        }
+    }
+
+    fn merge(_: &mut Worker, _: Worker) {}
+
+    fn run(
+        worker: &mut Worker,
+        op: &IdleOp,
+        rec: &ThreadRecorder<ispec::Workers>,
+        waiter: &Waiter,
+        _: &Ledger,
+    ) {
+        use ispec::{Op, Ret, Stage};
+        let idle = &*worker.idle;
+        let me = worker.me;
+        match (op, worker.stage) {
+            (IdleOp::Push, _) => {
+                if let Some(w) = notify_recorded(idle, rec) {
+                    worker.wakes[w].give();
+                }
+            }
+            (IdleOp::Search, Stage::Running) if me != usize::MAX => {
+                let started = to_searching_recorded(idle, me, rec);
+                worker.stage = if started {
+                    Stage::Searching
+                } else {
+                    Stage::Running
+                };
+            }
+            (IdleOp::StopSearching, Stage::Searching) => {
+                rec.op(
+                    Op::FromSearching(me),
+                    || idle.transition_worker_from_searching(),
+                    |&last| Ret::Bool(last),
+                );
+                worker.stage = Stage::Running;
+            }
+            (IdleOp::Park, Stage::Running | Stage::Searching) if me != usize::MAX => {
+                let searching = worker.stage == Stage::Searching;
+                rec.op(
+                    Op::ToParked(me),
+                    || idle.transition_worker_to_parked(me, searching),
+                    |&last| Ret::Bool(last),
+                );
+                worker.stage = Stage::Sleeping;
+                if worker.wakes[me].take(waiter) {
+                    // Woken by a push: counted as searching.
+                    worker.stage = Stage::Searching;
+                }
+            }
+            // The worker's stage does not allow it (a sleeper that nobody
+            // woke does nothing more).
+            _ => {}
+        }
+    }
+
+    fn rust(op: &IdleOp) -> String {
+        format!("IdleOp::{op:?}")
+    }
+
+    fn scenarios() -> BoxedStrategy<Scenario<IdleOp>> {
+        use proptest::prelude::*;
+        let worker = prop_oneof![
+            3 => Just(IdleOp::Search),
+            2 => Just(IdleOp::StopSearching),
+            2 => Just(IdleOp::Park),
+            2 => Just(IdleOp::Push),
+        ]
+        .boxed();
+        let main = Just(IdleOp::Push).boxed();
+        (2usize..=3)
+            .prop_flat_map(move |threads| {
+                let parts = (0..threads).map(|_| worker.clone()).collect();
+                scenario::shape(main.clone(), parts, main.clone(), [1, 3, 1])
+            })
+            .boxed()
+    }
+}
+
+/// Two workers start searching at once (each looks while none searches,
+/// so both may start: the look is a plain load, a cap on contention) and
+/// then stop: exactly one of them is the last searcher, the one whose
+/// decrement comes second, which must wake another worker.
+/// Complete; history-checked against `specs/idle.rs`.
+///
+/// Checks: R-8.
+#[test]
+fn idle_searchers_stop_together() {
+    let scenario = Scenario {
+        init: vec![],
+        threads: vec![
+            vec![IdleOp::Search, IdleOp::StopSearching],
+            vec![IdleOp::Search, IdleOp::StopSearching],
+        ],
+        post: vec![IdleOp::Push],
+        handoffs: vec![],
+    };
+    scenario::scenario_model::<IdleSubject>(model!(), scenario);
+}
+
+/// Generated scenarios of the idle counters: 2 or 3 workers each
+/// starting and stopping searching, parking (and sleeping until a push
+/// wakes them) and pushing; loom complete for each within its budget;
+/// every history checked against `specs/idle.rs` (at most the workers
+/// that looked while fewer than half searched search at once, a push wakes
+/// the newest sleeper exactly when none searches, and the last searcher
+/// to stop or park is told so).
+///
+/// Checks.
+#[test]
+fn idle_generated_scenarios() {
+    scenario::generated::<IdleSubject>(model!());
 }
 
 // ---------------------------------------------------------------------

@@ -14,6 +14,7 @@ use modelsync::runtime::{spawn, yield_now, Builder, JoinError, JoinHandle, Runti
 use proptest::prelude::*;
 
 use crate::harness::linearizability::Spec;
+use crate::specs::idle as ispec;
 use crate::specs::task_state::{self as tspec, Holder};
 use crate::support::panic_message;
 
@@ -129,10 +130,11 @@ proptest! {
         }
     }
 
-    /// The searching/sleeping counters against a reference of worker
-    /// states: at most half of the workers search; a push wakes a sleeper
-    /// only when none searches, and the woken worker counts as searching;
-    /// the last searcher to stop is told so.
+    /// The searching/sleeping counters against their specification
+    /// (`specs/idle.rs`): at most half of the workers search; a push wakes
+    /// a sleeper only when none searches, and the woken worker counts as
+    /// searching; the last searcher to stop is told so. Sequential, so
+    /// that a worker starts searching exactly when its look allows it.
     ///
     /// Checks.
     #[test]
@@ -140,46 +142,39 @@ proptest! {
         workers in 1usize..6,
         ops in proptest::collection::vec((0u8..4, 0usize..6), 1..60),
     ) {
-        #[derive(Clone, Copy, Debug, PartialEq)]
-        enum W { Running, Searching, Sleeping }
+        use ispec::{Op, Ret, Stage};
         let idle = Idle::new(workers);
-        let mut model = vec![W::Running; workers];
-        let mut sleepers: Vec<usize> = Vec::new();
+        let mut model = ispec::Workers::new(workers);
         for (op, w) in ops {
             let w = w % workers;
-            let searching = model.iter().filter(|&&s| s == W::Searching).count();
-            match op {
-                0 if model[w] == W::Running => {
-                    let ok = idle.transition_worker_to_searching();
-                    prop_assert_eq!(ok, 2 * searching < workers);
-                    if ok { model[w] = W::Searching; }
+            if op == 0 {
+                // An operation the worker's stage does not allow is skipped.
+                if let Some((want, next)) = model.to_searching(w) {
+                    prop_assert_eq!(idle.transition_worker_to_searching(), want);
+                    model = next;
                 }
-                1 if model[w] == W::Searching => {
-                    let last = idle.transition_worker_from_searching();
-                    prop_assert_eq!(last, searching == 1);
-                    model[w] = W::Running;
+            } else {
+                let op = match op {
+                    1 => Op::FromSearching(w),
+                    2 => Op::ToParked(w),
+                    _ => Op::WorkerToNotify,
+                };
+                if let Some((want, next)) = ispec::Workers::outcomes(&model, &op).pop() {
+                    let got = match op {
+                        Op::FromSearching(_) => Ret::Bool(idle.transition_worker_from_searching()),
+                        Op::ToParked(w) => Ret::Bool(
+                            idle.transition_worker_to_parked(w, model.stages[w] == Stage::Searching),
+                        ),
+                        _ => Ret::Woke(idle.worker_to_notify()),
+                    };
+                    prop_assert_eq!(got, want, "{:?} from {:?}", op, model);
+                    model = next;
                 }
-                2 if model[w] != W::Sleeping => {
-                    let was_searching = model[w] == W::Searching;
-                    let last = idle.transition_worker_to_parked(w, was_searching);
-                    prop_assert_eq!(last, was_searching && searching == 1);
-                    model[w] = W::Sleeping;
-                    sleepers.push(w);
-                }
-                3 => {
-                    let got = idle.worker_to_notify();
-                    let want = if searching == 0 { sleepers.pop() } else { None };
-                    prop_assert_eq!(got, want);
-                    if let Some(w) = want { model[w] = W::Searching; }
-                }
-                _ => {}
             }
-            let searching = model.iter().filter(|&&s| s == W::Searching).count();
-            let unparked = model.iter().filter(|&&s| s != W::Sleeping).count();
-            prop_assert_eq!(idle.num_searching(), searching);
-            prop_assert_eq!(idle.num_unparked(), unparked);
-            prop_assert_eq!(idle.sleepers(), sleepers.clone());
-            prop_assert!(2 * searching <= workers.max(1) + 1);
+            prop_assert_eq!(idle.num_searching(), model.searching());
+            prop_assert_eq!(idle.num_unparked(), model.unparked());
+            prop_assert_eq!(idle.sleepers(), model.sleepers.clone());
+            prop_assert!(2 * model.searching() <= workers.max(1) + 1);
         }
     }
 }

@@ -26,6 +26,25 @@
 //! with a `Release` push; Carl Lerche, "Making the Tokio scheduler 10x
 //! faster", tokio.rs blog, 2019); tokio's `Idle` reads the word with
 //! `fetch_add(0, SeqCst)` since.
+//!
+//! # Specification and contract
+//!
+//! As a component on its own (`specs/idle.rs`, checked by the
+//! `runtime::idle_*` models and `runtime::push_racing_worker_going_to_sleep`,
+//! and by the property test `runtime::idle_counters_match_reference`):
+//! each worker runs, searches or sleeps. Starting to search is a look
+//! that allows it while fewer than half of the workers search, then the
+//! count's increment, so workers that look at once may all start (R-8's
+//! cap is on contention, not exact). A searcher that stops, or a worker
+//! that parks, is told whether it was the last searcher; `worker_to_notify`
+//! wakes the newest sleeper, which then counts as searching, exactly when
+//! no worker searches.
+//!
+//! What it assumes of its callers (`worker.rs` keeps it): a worker changes
+//! only its own stage, starts searching only while running, stops only
+//! while searching, parks only while awake, and says truly whether it was
+//! searching when it parks; a pusher calls `worker_to_notify` after its
+//! push, and the worker it names was sleeping.
 
 use std::fmt;
 
