@@ -387,9 +387,7 @@ impl Model {
             }
         }
     }
-}
 
-impl Model {
     /// The real-time pass of a history-checking loom model (see the module
     /// documentation): the model again with every atomic access a
     /// read-modify-write, so that its histories are checked in real-time
@@ -433,19 +431,11 @@ impl Model {
     }
 
     /// The bound this model's first loom pass runs at without a budget
-    /// (`None`: complete), as `run` decides it.
+    /// (`None`: complete).
     fn first_bound(&self) -> Option<usize> {
         #[cfg(loom)]
         {
-            let bound = match (loom_settings().bound_override, self.max_bound) {
-                (Some(Some(asked)), Some(max)) => Some(asked.min(max)),
-                (Some(asked), _) => asked,
-                (None, _) => self.default_bound,
-            };
-            match self.ends_only_up_to {
-                Some(cap) => Some(bound.map_or(cap, |b| b.min(cap))),
-                None => bound,
-            }
+            loom_bound(self.default_bound, self.max_bound, self.ends_only_up_to)
         }
         #[cfg(not(loom))]
         {
@@ -693,6 +683,25 @@ fn loom_settings() -> &'static LoomSettings {
     })
 }
 
+/// The bound a model runs at without a budget (`None`: complete): its
+/// own unless `LOOM_MAX_PREEMPTIONS` overrides it, never above its caps.
+#[cfg(loom)]
+fn loom_bound(
+    default_bound: Option<usize>,
+    max_bound: Option<usize>,
+    ends_only_up_to: Option<usize>,
+) -> Option<usize> {
+    let bound = match (loom_settings().bound_override, max_bound) {
+        (Some(Some(asked)), Some(max)) => Some(asked.min(max)),
+        (Some(asked), _) => asked,
+        (None, _) => default_bound,
+    };
+    match ends_only_up_to {
+        Some(cap) => Some(bound.map_or(cap, |b| b.min(cap))),
+        None => bound,
+    }
+}
+
 /// One loom run at `bound`; returns whether it finished (explored every
 /// execution) rather than running out of `budget`.
 #[cfg(loom)]
@@ -725,14 +734,9 @@ fn run(
     scenario: Arc<dyn Fn() + Send + Sync>,
 ) -> (&'static str, String) {
     let settings = loom_settings();
-    let mut bound = match (settings.bound_override, max_bound) {
-        (Some(Some(asked)), Some(max)) => Some(asked.min(max)),
-        (Some(asked), _) => asked,
-        (None, _) => default_bound,
-    };
+    let bound = loom_bound(default_bound, max_bound, ends_only_up_to);
     let show = |b: Option<usize>| b.map_or("none".to_string(), |b| b.to_string());
     if let Some(cap) = ends_only_up_to {
-        bound = Some(bound.map_or(cap, |b| b.min(cap)));
         // No budget of ours: the capped run is short.
         let finished = loom_run(bound, None, &scenario);
         return (
