@@ -655,6 +655,8 @@ impl Subject for OneshotChannel {
     type Actor = Ends;
     const NAME: &'static str = "oneshot";
     const RUST_TYPE: &'static str = "OneshotChannel";
+    /// As many as under shuttle and std: every scenario completes in a few dozen executions.
+    const LOOM_SCENARIOS: u64 = 32;
 
     /// One item, if a send happens: the first `Send` on the sender's
     /// timeline (initial part, thread 1, final part) before its drop.

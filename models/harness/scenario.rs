@@ -74,6 +74,9 @@ pub trait Subject: 'static {
     const NAME: &'static str;
     /// The subject's type as a model names it (`scenario_model::<T>`).
     const RUST_TYPE: &'static str;
+    /// Scenarios a pull request draws under loom: 8 (a few seconds each
+    /// with both passes), more where a scenario costs little.
+    const LOOM_SCENARIOS: u64 = 8;
 
     /// How many ledger items `scenario` creates (items `0..n`).
     fn items(scenario: &Scenario<Self::Op>) -> usize;
@@ -584,12 +587,13 @@ fn env_usize(name: &str) -> Option<u64> {
 }
 
 /// How many scenarios a run draws: `MODELSYNC_SCENARIOS`, or the build's
-/// default (pull requests: the main job's time is the limit).
-fn scenario_count() -> u64 {
+/// default (pull requests: the main job's time is the limit): under loom
+/// the subject's own count.
+fn scenario_count<P: Subject>() -> u64 {
     env_usize("MODELSYNC_SCENARIOS").unwrap_or(if cfg!(miri) {
         2
     } else if cfg!(loom) {
-        8
+        P::LOOM_SCENARIOS
     } else {
         32
     })
@@ -652,7 +656,7 @@ fn summed<'a>(passes: impl Iterator<Item = &'a Pass>) -> (String, usize, usize, 
 /// failure.
 pub fn generated<P: Subject>(model: Model) {
     let name = model.name().to_string();
-    let count = scenario_count();
+    let count = scenario_count::<P>();
     let seed = scenario_seed(P::NAME);
     let config = Config {
         cases: count as u32,
