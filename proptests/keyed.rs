@@ -195,6 +195,70 @@ proptest! {
     }
 }
 
+/// An operation on the core alone: push a message with up to three keys
+/// (repeats allowed) from four, take the oldest ready one, or release the
+/// received one at this position (modulo how many there are).
+#[derive(Clone, Debug)]
+enum CoreStep {
+    Push(Vec<u8>),
+    PopReady,
+    Release(usize),
+}
+
+fn core_step() -> impl Strategy<Value = CoreStep> {
+    prop_oneof![
+        3 => proptest::collection::vec(0u8..4, 0..=3).prop_map(CoreStep::Push),
+        2 => Just(CoreStep::PopReady),
+        2 => any::<usize>().prop_map(CoreStep::Release),
+    ]
+}
+
+proptest! {
+    #![proptest_config(crate::support::proptest_config(1024))]
+
+    /// The receiver's core and key table, on their own, step by step
+    /// against their specification (`specs/key_core.rs`): which message is
+    /// ready and in what order, each held key's exclusion, every later
+    /// message on a key kept behind an earlier one, and the keys tracked
+    /// exactly while held or waited for.
+    ///
+    /// Checks: K-1, K-2, K-6, K-8.
+    #[test]
+    fn core_matches_its_specification(steps in proptest::collection::vec(core_step(), 1..80)) {
+        use crate::specs::key_core::{KeyCore, Op};
+        let mut core = modelsync::internals::keyed::CoreOfIds::<u8>::new();
+        let mut model = KeyCore::default();
+        for (id, step) in steps.into_iter().enumerate() {
+            let op = match step {
+                CoreStep::Push(keys) => Op::Push(id, keys),
+                CoreStep::PopReady => Op::PopReady,
+                CoreStep::Release(_) if model.received.is_empty() => continue,
+                CoreStep::Release(at) => Op::Release(model.received[at % model.received.len()].0),
+            };
+            let (want, next) = model.step(&op).expect("an operation the contract allows");
+            let got = match &op {
+                Op::Push(id, keys) => {
+                    core.push(*id, keys.iter().copied());
+                    None
+                }
+                Op::PopReady => core.pop_ready(),
+                Op::Release(id) => {
+                    core.release(*id);
+                    None
+                }
+            };
+            prop_assert_eq!(got, want, "{:?} from {:?}", op, model);
+            model = next;
+            prop_assert_eq!(core.tracked_keys(), model.tracked_keys(), "tracked keys after {:?}", op);
+            prop_assert_eq!(
+                core.is_empty(),
+                model.ready.is_empty() && model.waiting.is_empty(),
+                "empty after {:?}", op
+            );
+        }
+    }
+}
+
 /// The same over a large key space whose keys share three hashes
 /// (`Colliding`), so that the key table holds long runs of equal hashes,
 /// searched by `Eq` and closed up on removal. Each case first receives and

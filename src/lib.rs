@@ -41,6 +41,7 @@ pub mod internals {
 
     /// The keyed channel's components.
     pub mod keyed {
+        pub use crate::keyed::core::CoreOfIds;
         pub use crate::keyed::intake::{Push, ReleaseStack};
         pub use crate::keyed::room::{NoRoom, RoomCounts};
         pub use crate::keyed::slots::{slot_list, SlotReader, SlotWriter};

@@ -126,7 +126,7 @@
 //! the messages queued, whatever the capacity.
 
 mod blocking;
-mod core;
+pub(crate) mod core;
 pub mod error;
 mod future;
 pub(crate) mod intake;
