@@ -1187,8 +1187,6 @@ impl Subject for NotifySubject {
     type Actor = Futures;
     const NAME: &'static str = "notify";
     const RUST_TYPE: &'static str = "NotifySubject";
-    /// Twice the default: a scenario costs about a second with both passes.
-    const LOOM_SCENARIOS: u64 = 16;
 
     fn items(_: &Scenario<NotifyOp>) -> usize {
         0

@@ -184,8 +184,6 @@ impl Subject for ParkSubject {
     type Actor = Handles;
     const NAME: &'static str = "park";
     const RUST_TYPE: &'static str = "ParkSubject";
-    /// Twice the default: a scenario costs about a second with both passes.
-    const LOOM_SCENARIOS: u64 = 16;
 
     fn items(_: &Scenario<spec::Op>) -> usize {
         0
