@@ -14,7 +14,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::harness::recorder::{Recorder, ThreadRecorder};
+use crate::harness::recorder::{Recorder, Spawned, ThreadRecorder};
 use crate::harness::scenario::{self, Scenario, Subject, Waiter};
 use crate::harness::{model, Flag, Handoff, Ledger, Reach, Tally, Tracked};
 use crate::specs::idle as ispec;
@@ -164,27 +164,43 @@ fn abort_racing_poll() {
         });
 }
 
-/// The task's completer on another thread: writes the output (7),
+/// The task's completer, thread 1 of the history: writes the output (7),
 /// completes, and if a join waker is stored wakes it (recorded as the
 /// thread's `true`) and gives it back.
-fn spawn_completer(state: &Arc<State>, output: &Arc<Handoff>) -> thread::JoinHandle<bool> {
+fn spawn_completer(
+    state: &Arc<State>,
+    output: &Arc<Handoff>,
+    main: &ThreadRecorder<tspec::TaskState>,
+) -> Spawned<tspec::TaskState, bool> {
     let (state, output) = (state.clone(), output.clone());
-    thread::spawn(move || {
+    main.spawn(1, move |rec| {
         output.write(7);
-        let before = state.transition_to_complete();
-        if before.has_join_waker() {
-            state.unset_waker_after_complete();
-            true
-        } else {
-            false
+        let tspec::Ret::Completed { join_waker, .. } =
+            transition(&state, &rec, tspec::Op::ToComplete, true)
+        else {
+            unreachable!("ToComplete answers Completed")
+        };
+        if join_waker {
+            transition(&state, &rec, tspec::Op::UnsetWakerAfterComplete, true);
         }
+        join_waker
     })
+}
+
+/// The `JoinHandle`'s `set_join_waker`, recorded.
+fn set_join_waker(state: &State, rec: &ThreadRecorder<tspec::TaskState>) -> bool {
+    rec.op(
+        tspec::Op::SetJoinWaker,
+        || state.set_join_waker().is_ok(),
+        |&stored| tspec::Ret::Done(stored),
+    )
 }
 
 /// The `JoinHandle` stores its waker while the task completes: either the
 /// store fails (COMPLETE seen) and the handle reads the output at once, or
 /// the completer sees the waker and wakes it. The output's write is
-/// ordered before the read in both cases.
+/// ordered before the read in both cases. History-checked against
+/// `specs/task_state.rs`.
 ///
 /// Checks.
 #[test]
@@ -193,11 +209,14 @@ fn join_waker_racing_completion() {
     let woken = Reach::new("completer_woke_handle");
     let (r_read, r_woken) = (read_at_once.clone(), woken.clone());
     model!().reach(&read_at_once).reach(&woken).check(move || {
+        let history = Recorder::new(tspec::TaskState::new(0));
+        let main = history.thread(0);
         let state = Arc::new(State::new());
         let output = Handoff::new();
-        assert_eq!(state.transition_to_running(), ToRunning::Success);
-        let completer = spawn_completer(&state, &output);
-        let stored = state.set_join_waker().is_ok();
+        let running = transition(&state, &main, tspec::Op::ToRunning, true);
+        assert_eq!(running, tspec::Ret::Running(ToRunning::Success));
+        let completer = spawn_completer(&state, &output, &main);
+        let stored = set_join_waker(&state, &main);
         if !stored {
             assert_eq!(output.read(), 7, "COMPLETE seen: the output is readable");
         }
@@ -208,6 +227,7 @@ fn join_waker_racing_completion() {
         }
         r_read.hit_if(!stored);
         r_woken.hit_if(woke);
+        history.check();
     });
 }
 
@@ -219,7 +239,9 @@ fn join_waker_racing_completion() {
 /// it takes the waker back first and stores the new one, which the
 /// completer then wakes, or finds COMPLETE then. The completer wakes a
 /// waker exactly when one is stored as it completes, and the handle
-/// that sees COMPLETE sees the output.
+/// that sees COMPLETE sees the output. History-checked against
+/// `specs/task_state.rs` (the handle's first look at the word is a plain
+/// load, not one of its operations: it only decides what the handle does).
 ///
 /// Checks.
 #[test]
@@ -228,25 +250,34 @@ fn join_waker_replaced_racing_completion() {
     let given_up = Reach::new("completer_gave_the_waker_up_before_the_take_back");
     let (r_taken_back, r_given_up) = (taken_back.clone(), given_up.clone());
     model!().reach(&taken_back).reach(&given_up).check(move || {
+        let history = Recorder::new(tspec::TaskState::new(0));
+        let main = history.thread(0);
         let state = Arc::new(State::new());
         let output = Handoff::new();
-        assert_eq!(state.transition_to_running(), ToRunning::Success);
-        state
-            .set_join_waker()
-            .expect("the first poll's waker, stored");
-        let completer = spawn_completer(&state, &output);
+        let running = transition(&state, &main, tspec::Op::ToRunning, true);
+        assert_eq!(running, tspec::Ret::Running(ToRunning::Success));
+        assert!(
+            set_join_waker(&state, &main),
+            "the first poll's waker, stored"
+        );
+        let completer = spawn_completer(&state, &output, &main);
         // The second poll, with another waker.
         let stored_at_completion = if state.load().is_complete() {
             true // the first waker, which the completer wakes
         } else {
-            match state.unset_join_waker() {
+            let taken = main.op(
+                tspec::Op::UnsetJoinWaker,
+                || state.unset_join_waker(),
+                |taken| tspec::Ret::Done(taken.is_ok()),
+            );
+            match taken {
                 Err(now) => {
                     r_given_up.hit_if(!now.has_join_waker());
                     true
                 }
                 Ok(_) => {
                     r_taken_back.hit();
-                    state.set_join_waker().is_ok()
+                    set_join_waker(&state, &main)
                 }
             }
         };
@@ -256,6 +287,7 @@ fn join_waker_replaced_racing_completion() {
             "woken exactly when a waker was stored"
         );
         assert_eq!(output.read(), 7);
+        history.check();
     });
 }
 
