@@ -712,8 +712,9 @@ fn async_capacity_freed_by_a_concurrent_receive() {
     capacity_freed_by_a_concurrent_receive::<Async>(model!().preemption_bound(2));
 }
 
-/// Two senders share a channel of capacity 1 (one sends two messages, the
-/// other one) while the receiver takes all three. A sender compares
+/// Two senders share a channel of capacity 1, full when they start (its
+/// first message sent before the race), each sending one message while the
+/// receiver takes all three. A sender compares
 /// against the received count senders last saw and reads the receiver's
 /// own count only when that view says "full"; whatever it reads there
 /// must come with the sends those receives took, or it would find the
@@ -728,8 +729,12 @@ fn senders_share_the_room<F: Flavour>(model: Model) {
         let rec = Recorded(&main);
         let (tx, mut rx) = F::channel(1);
         let two_received = Flag::default();
+        // The first message is sent before the race: the room is full when
+        // the senders start, and the first sender's one send is the second
+        // take the other sender's view may be older than.
+        rec.send::<F>(&tx, &[0], ledger.item(0)).unwrap();
         let senders: Vec<_> = (1..)
-            .zip([&[0usize, 1][..], &[2]])
+            .zip([&[1usize][..], &[2]])
             .map(|(t, ids)| {
                 let (tx, ledger, two_received, r) =
                     (tx.clone(), ledger.clone(), two_received.clone(), r.clone());
@@ -770,29 +775,27 @@ fn senders_share_the_room<F: Flavour>(model: Model) {
 /// Checks: K-4, K-7.
 #[test]
 fn sync_senders_share_the_room() {
-    // Bound 2 in pull requests (16,795 executions, 2 s on H2, 2026-11-27;
-    // bound 1 until then, when bound 2 took 164,347 with the senders'
-    // handles dropped during the race). Under loom a stale view cannot
+    // Bound 3 in pull requests (23,925 executions, 2 s on H2, 2026-11-27;
+    // bound 4 takes 175,779 and 13 s). Under loom a stale view cannot
     // outlive the yield a sync sender makes before it sleeps (loom returns
     // no value seen before a yield again), so it is the async flavour,
     // which does not yield there, that shows a sleeper deciding on a stale
     // view.
-    senders_share_the_room::<Blocking>(model!().preemption_bound(2));
+    senders_share_the_room::<Blocking>(model!().preemption_bound(3));
 }
 
 /// Checks: K-4, K-7.
 #[test]
 fn async_senders_share_the_room() {
-    // Bound 1, also for the mutation runs: 30,912 executions, 3 s on H2
-    // (2026-11-27; it ran at bound 0 until the senders handed their
-    // handles back to be dropped after the race, when bound 1 took over a
-    // million executions). Bound 2 takes 1,831,064 executions, 157 s: the
-    // nightly's. Bound 0 already has each thread run until it blocks, in
-    // every order, with every value a relaxed load may read: enough for
-    // the sleeper that decides on a stale view (it deadlocks). The room's
-    // own model of that view, `keyed::room_sender_decides_on_a_stale_view`,
-    // runs at bound 3.
-    senders_share_the_room::<Async>(model!().max_preemption_bound(1));
+    // Bound 2 in pull requests: 39,004 executions, 3 s on H2 (2026-11-27);
+    // bound 3 takes 1,124,660 and 91 s, the nightly's. It ran at bound 1
+    // (30,912 executions; bound 2 was 1,831,064 and 157 s) until the first
+    // message was sent before the race: the first sender's one send is the
+    // second take the other's view may be older than, as before. Both
+    // orderings' mutants it killed (`free`'s Release, `try_take`'s Acquire)
+    // are still killed at bound 2. The room's own model of that view,
+    // `keyed::room_sender_decides_on_a_stale_view`, runs at bound 3.
+    senders_share_the_room::<Async>(model!().preemption_bound(2));
 }
 
 /// Five messages from one sender while the receiver takes them. Under the
