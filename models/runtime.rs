@@ -18,8 +18,11 @@ use crate::harness::recorder::{Recorder, Spawned, ThreadRecorder};
 use crate::harness::scenario::{self, Scenario, Subject, Waiter};
 use crate::harness::{model, Flag, Handoff, Ledger, Reach, Tally, Tracked};
 use crate::specs::idle as ispec;
+use crate::specs::live_tasks as lspec;
 use crate::specs::runtime as spec;
-use modelsync::internals::runtime::{Idle, State, ToIdle, ToNotified, ToRunning};
+use modelsync::internals::runtime::{
+    Entries, Entry, Idle, LiveTasks, State, ToIdle, ToNotified, ToRunning,
+};
 use modelsync::park::Parker;
 use modelsync::queue::{Inject, Local};
 use modelsync::runtime::{spawn, yield_now, Builder, JoinError, JoinHandle, Runtime};
@@ -687,6 +690,244 @@ fn idle_searchers_stop_together() {
 #[test]
 fn idle_generated_scenarios() {
     scenario::generated::<IdleSubject>(model!());
+}
+
+// ---------------------------------------------------------------------
+// The live-task list on its own (`src/runtime/live.rs`), with two shards
+// (the runtime has one under the models: its own state space is the
+// limit), against `specs/live_tasks.rs`.
+
+/// The live-task list as generated scenarios see it: each thread spawns
+/// tasks (inserts entries of its own: thread `t`'s are `4t..4t + 4`,
+/// alternating between the two shards), completes them (removes the
+/// oldest it listed, oldest first) and shuts the runtime down
+/// (`close_and_take_all`, recorded as one close per shard with the call's
+/// interval). A joined thread's listed entries go back to the main thread,
+/// whose final part may complete them. Nothing blocks.
+struct LiveTasksSubject;
+
+#[derive(Clone, Debug, PartialEq)]
+enum LiveOp {
+    Spawn,
+    Complete,
+    Close,
+}
+
+const LIVE_SHARDS: usize = 2;
+
+/// One thread's view of the list: the list, the entries, the next entry
+/// it spawns and those it listed and has not completed.
+struct Spawner {
+    list: std::sync::Arc<LiveTasks<Entry>>,
+    entries: Entries,
+    next: usize,
+    listed: std::collections::VecDeque<Entry>,
+}
+
+/// `insert`, recorded; true if listed.
+fn insert_recorded(
+    list: &LiveTasks<Entry>,
+    entry: &Entry,
+    rec: &ThreadRecorder<lspec::LiveTasks>,
+) -> bool {
+    let (index, shard) = (entry.index(), list.shard_of(entry));
+    rec.op(
+        lspec::Op::Insert {
+            entry: index,
+            shard,
+        },
+        || list.insert(entry.clone()),
+        |&listed| lspec::Ret::Bool(listed),
+    )
+}
+
+/// `remove`, recorded; true if it was listed.
+fn remove_recorded(
+    list: &LiveTasks<Entry>,
+    entry: &Entry,
+    rec: &ThreadRecorder<lspec::LiveTasks>,
+) -> bool {
+    let (index, shard) = (entry.index(), list.shard_of(entry));
+    rec.op(
+        lspec::Op::Remove {
+            entry: index,
+            shard,
+        },
+        || list.remove(entry),
+        |&removed| lspec::Ret::Bool(removed),
+    )
+}
+
+/// `close_and_take_all`, recorded as one close per shard, each with the
+/// call's interval; the entries taken.
+fn close_recorded(list: &LiveTasks<Entry>, rec: &ThreadRecorder<lspec::LiveTasks>) -> Vec<Entry> {
+    let calls: Vec<_> = (0..LIVE_SHARDS)
+        .map(|shard| rec.call(lspec::Op::CloseShard(shard)))
+        .collect();
+    let taken = list.close_and_take_all();
+    for (shard, call) in calls.into_iter().enumerate() {
+        let mut indices: Vec<usize> = taken
+            .iter()
+            .filter(|e| list.shard_of(e) == shard)
+            .map(Entry::index)
+            .collect();
+        indices.sort_unstable();
+        rec.returned(call, lspec::Ret::Taken(indices));
+    }
+    taken
+}
+
+impl Subject for LiveTasksSubject {
+    type Spec = lspec::LiveTasks;
+    type Op = LiveOp;
+    type Actor = Spawner;
+    const NAME: &'static str = "runtime_live_tasks";
+    const RUST_TYPE: &'static str = "LiveTasksSubject";
+    const LOOM_SCENARIOS: u64 = 16;
+
+    fn items(_: &Scenario<LiveOp>) -> usize {
+        0
+    }
+
+    fn setup(scenario: &Scenario<LiveOp>) -> (lspec::LiveTasks, Spawner) {
+        let main = Spawner {
+            list: std::sync::Arc::new(LiveTasks::new(LIVE_SHARDS)),
+            entries: Entries::new(4 * (scenario.threads.len() + 1)),
+            next: 0,
+            listed: Default::default(),
+        };
+        (lspec::LiveTasks::new(LIVE_SHARDS), main)
+    }
+
+    fn split(main: &mut Spawner, _: &Scenario<LiveOp>, thread: usize) -> Spawner {
+        Spawner {
+            list: main.list.clone(),
+            entries: main.entries.clone(),
+            next: 4 * thread,
+            listed: Default::default(),
+        }
+    }
+
+    fn merge(main: &mut Spawner, joined: Spawner) {
+        main.listed.extend(joined.listed);
+    }
+
+    fn run(
+        spawner: &mut Spawner,
+        op: &LiveOp,
+        rec: &ThreadRecorder<lspec::LiveTasks>,
+        _: &Waiter,
+        _: &Ledger,
+    ) {
+        let list = &*spawner.list;
+        match op {
+            LiveOp::Spawn => {
+                let entry = spawner.entries.get(spawner.next);
+                spawner.next += 1;
+                if insert_recorded(list, &entry, rec) {
+                    spawner.listed.push_back(entry);
+                }
+            }
+            LiveOp::Complete => {
+                if let Some(entry) = spawner.listed.pop_front() {
+                    remove_recorded(list, &entry, rec);
+                }
+            }
+            LiveOp::Close => {
+                close_recorded(list, rec);
+            }
+        }
+    }
+
+    fn rust(op: &LiveOp) -> String {
+        format!("LiveOp::{op:?}")
+    }
+
+    fn scenarios() -> BoxedStrategy<Scenario<LiveOp>> {
+        use proptest::prelude::*;
+        let op = prop_oneof![
+            3 => Just(LiveOp::Spawn),
+            2 => Just(LiveOp::Complete),
+            1 => Just(LiveOp::Close),
+        ]
+        .boxed();
+        (2usize..=3)
+            .prop_flat_map(move |threads| {
+                let parts = (0..threads).map(|_| op.clone()).collect();
+                scenario::shape(op.clone(), parts, op.clone(), [1, 3, 1])
+            })
+            .boxed()
+    }
+}
+
+/// A runtime shutting down while a task spawns two tasks, the first into
+/// shard 0 and the second into shard 1, and then completes them. The
+/// close takes the shards one after another, so the second spawn can be
+/// listed, and taken by the close, after the first was refused (the
+/// interleaving this model is for). Each entry is refused, or listed and
+/// then given up exactly once, by the close or by its remove. Complete;
+/// history-checked against `specs/live_tasks.rs`.
+///
+/// Checks: R-11.
+#[test]
+fn live_tasks_spawn_racing_shutdown() {
+    let split = Reach::new("refused_by_a_closed_shard_then_listed_in_the_next");
+    let r = split.clone();
+    model!().reach(&split).check(move || {
+        let history = Recorder::new(lspec::LiveTasks::new(LIVE_SHARDS));
+        let main = history.thread(0);
+        let list = std::sync::Arc::new(LiveTasks::new(LIVE_SHARDS));
+        let entries = Entries::new(2);
+        let (first, second) = (entries.get(0), entries.get(1));
+        assert_eq!((list.shard_of(&first), list.shard_of(&second)), (0, 1));
+        let spawner = {
+            let (list, r) = (list.clone(), r.clone());
+            main.spawn(1, move |thread| {
+                let listed: Vec<Entry> = [first, second]
+                    .into_iter()
+                    .filter(|entry| insert_recorded(&list, entry, &thread))
+                    .collect();
+                r.hit_if(listed.len() == 1 && listed[0].index() == 1);
+                let removed: Vec<usize> = listed
+                    .iter()
+                    .filter(|entry| remove_recorded(&list, entry, &thread))
+                    .map(Entry::index)
+                    .collect();
+                (listed.iter().map(Entry::index).collect::<Vec<_>>(), removed)
+            })
+        };
+        let taken: Vec<usize> = close_recorded(&list, &main)
+            .iter()
+            .map(Entry::index)
+            .collect();
+        let (listed, removed) = spawner.join().unwrap();
+        // Every listed entry given up exactly once, by the close or by its
+        // remove; nothing else taken; nothing left.
+        for entry in 0..2 {
+            let given_up =
+                usize::from(taken.contains(&entry)) + usize::from(removed.contains(&entry));
+            assert_eq!(
+                given_up,
+                usize::from(listed.contains(&entry)),
+                "{listed:?} {taken:?} {removed:?}"
+            );
+        }
+        assert!(list.close_and_take_all().is_empty());
+        history.check();
+    });
+}
+
+/// Generated scenarios of the live-task list with two shards: 2 or 3
+/// threads spawning, completing and shutting down; loom complete for each
+/// within its budget; every history checked against
+/// `specs/live_tasks.rs` (an insert into a closed shard is refused, a
+/// close takes exactly what its shard lists, a remove answers whether its
+/// entry was still listed).
+///
+/// Checks: R-11.
+#[test]
+fn live_tasks_generated_scenarios() {
+    scenario::generated::<LiveTasksSubject>(model!());
 }
 
 // ---------------------------------------------------------------------
@@ -2046,4 +2287,195 @@ impl Subject for TaskStateSubject {
 #[test]
 fn task_state_generated_scenarios() {
     scenario::generated::<TaskStateSubject>(model!());
+}
+
+/// The join-waker hand-off, a component of its own on the task state
+/// word: the `JoinHandle` polls (storing its waker in the task's cell,
+/// taking a stored one back first to replace it) and drops, while the
+/// worker polls the task to completion, and the completer wakes the stored
+/// waker and gives the cell back. Two parties, so loom runs every scenario
+/// complete. The cell is a loom-checked `UnsafeCell` written only by the
+/// party the word gives it to (the handle while JOIN_WAKER is unset and
+/// the task not complete, the completer after `ToComplete` saw the bit):
+/// loom reports any two accesses the word does not order. Each history is
+/// checked against `specs/task_state.rs`; and when the handle's last
+/// waker was stored as the task completed, the completer woke exactly
+/// that waker, once.
+struct JoinWakerSubject;
+
+/// A party of the hand-off: its part of the word's references, the cell
+/// holding the stored waker's number, the wakes the completer made, and
+/// the handle's next waker's number.
+struct JoinParty {
+    party: Party,
+    cell: std::sync::Arc<WakerCell>,
+    woken: std::sync::Arc<std::sync::Mutex<Vec<usize>>>, // shim-exempt: observed from outside the model
+    next_waker: usize,
+    /// The number of the waker the handle stored last, while stored.
+    stored: Option<usize>,
+}
+
+/// The task's join-waker cell, holding a waker's number.
+struct WakerCell(modelsync::sync::UnsafeCell<Option<usize>>);
+
+// SAFETY: the cell is accessed only by the party the task state word gives
+// it to (see `JoinWakerSubject`); loom checks that each access is ordered
+// after the previous one, and fails the model if not.
+unsafe impl Sync for WakerCell {}
+
+impl Subject for JoinWakerSubject {
+    type Spec = tspec::TaskState;
+    type Op = StateOp;
+    type Actor = JoinParty;
+    const NAME: &'static str = "runtime_join_waker";
+    const RUST_TYPE: &'static str = "JoinWakerSubject";
+    const LOOM_SCENARIOS: u64 = 16;
+
+    fn items(_: &Scenario<StateOp>) -> usize {
+        0
+    }
+
+    fn setup(scenario: &Scenario<StateOp>) -> (tspec::TaskState, JoinParty) {
+        let (spec, party) = TaskStateSubject::setup(scenario);
+        let main = JoinParty {
+            party,
+            cell: std::sync::Arc::new(WakerCell(modelsync::sync::UnsafeCell::new(None))),
+            woken: Default::default(),
+            next_waker: 0,
+            stored: None,
+        };
+        (spec, main)
+    }
+
+    fn split(main: &mut JoinParty, scenario: &Scenario<StateOp>, thread: usize) -> JoinParty {
+        // Thread 1 is the worker, thread 2 the handle (the word's
+        // subject's thread 3).
+        let party = TaskStateSubject::split(
+            &mut main.party,
+            scenario,
+            if thread == 2 { 3 } else { thread },
+        );
+        let stored = if thread == 2 {
+            main.stored.take()
+        } else {
+            None
+        };
+        JoinParty {
+            party,
+            cell: main.cell.clone(),
+            woken: main.woken.clone(),
+            next_waker: 10 * thread,
+            stored,
+        }
+    }
+
+    fn merge(main: &mut JoinParty, joined: JoinParty) {
+        TaskStateSubject::merge(&mut main.party, joined.party);
+        main.stored = main.stored.or(joined.stored);
+    }
+
+    fn run(
+        actor: &mut JoinParty,
+        op: &StateOp,
+        rec: &ThreadRecorder<tspec::TaskState>,
+        waiter: &Waiter,
+        ledger: &Ledger,
+    ) {
+        use tspec::{Op, Ret};
+        let state = &*actor.party.state.clone();
+        let step = |op: Op| transition(state, rec, op, true);
+        let cell = &actor.cell.0;
+        match *op {
+            StateOp::Poll { ready: true } => {
+                if !actor.party.queue.take(waiter) {
+                    return;
+                }
+                step(Op::ToRunning);
+                // The completer's protocol, with the cell: wake the stored
+                // waker, then give the cell back.
+                if let Ret::Completed {
+                    join_waker: true, ..
+                } = step(Op::ToComplete)
+                {
+                    // SAFETY: `ToComplete` saw JOIN_WAKER: the cell is the
+                    // completer's until it unsets the bit.
+                    let waker = cell.with(|c| unsafe { *c }).expect("a stored waker");
+                    actor.woken.lock().unwrap().push(waker);
+                    step(Op::UnsetWakerAfterComplete);
+                }
+                step(Op::ToTerminal);
+            }
+            StateOp::JoinPoll if actor.party.handle => {
+                if actor.party.join_waker_set {
+                    if step(Op::UnsetJoinWaker) != Ret::Done(true) {
+                        return; // complete: the handle reads the output
+                    }
+                    actor.party.join_waker_set = false;
+                    actor.stored = None;
+                }
+                let waker = actor.next_waker;
+                actor.next_waker += 1;
+                // SAFETY: JOIN_WAKER is unset and the handle's to set: the
+                // cell is the handle's.
+                cell.with_mut(|c| unsafe { *c = Some(waker) });
+                actor.party.join_waker_set = step(Op::SetJoinWaker) == Ret::Done(true);
+                if actor.party.join_waker_set {
+                    actor.stored = Some(waker);
+                }
+            }
+            StateOp::DropHandle => {
+                // No wake is promised to a handle that is gone (the
+                // completer may have woken it already).
+                actor.stored = None;
+                TaskStateSubject::run(&mut actor.party, op, rec, waiter, ledger);
+            }
+            StateOp::Cleanup => {
+                let completed = state.load().is_complete();
+                let stored = actor.stored;
+                TaskStateSubject::run(&mut actor.party, op, rec, waiter, ledger);
+                let woken = actor.woken.lock().unwrap().clone();
+                match stored {
+                    // Stored as the task completed: woken, exactly it, once.
+                    Some(waker) if completed => assert_eq!(woken, [waker], "the stored join waker"),
+                    _ => assert!(woken.len() <= 1, "woken twice: {woken:?}"),
+                }
+            }
+            _ => TaskStateSubject::run(&mut actor.party, op, rec, waiter, ledger),
+        }
+    }
+
+    fn rust(op: &StateOp) -> String {
+        TaskStateSubject::rust(op)
+    }
+
+    fn scenarios() -> BoxedStrategy<Scenario<StateOp>> {
+        use proptest::prelude::*;
+        let worker = Just(StateOp::Poll { ready: true }).boxed();
+        let handle = prop_oneof![
+            3 => Just(StateOp::JoinPoll),
+            1 => Just(StateOp::DropHandle),
+        ]
+        .boxed();
+        let none = Just(StateOp::Cleanup).boxed();
+        scenario::shape(none.clone(), vec![worker, handle], none, [0, 3, 0])
+            .prop_map(|mut scenario| {
+                scenario.threads[0].truncate(1);
+                scenario.post = vec![StateOp::Cleanup];
+                scenario
+            })
+            .boxed()
+    }
+}
+
+/// Generated scenarios of the join-waker hand-off (`JoinWakerSubject`):
+/// the worker completes the task while the handle polls 1 to 3 times and
+/// may drop; loom complete for each; every history checked against
+/// `specs/task_state.rs`, every access to the waker's cell checked by
+/// loom, and the stored waker woken exactly once when the task completes
+/// with it stored.
+///
+/// Checks.
+#[test]
+fn join_waker_generated_scenarios() {
+    scenario::generated::<JoinWakerSubject>(model!());
 }

@@ -9,12 +9,13 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst}; // shim-exempt: counters
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use modelsync::internals::runtime::{Idle, State};
+use modelsync::internals::runtime::{Entries, Idle, LiveTasks, State};
 use modelsync::runtime::{spawn, yield_now, Builder, JoinError, JoinHandle, Runtime};
 use proptest::prelude::*;
 
 use crate::harness::linearizability::Spec;
 use crate::specs::idle as ispec;
+use crate::specs::live_tasks as lspec;
 use crate::specs::task_state::{self as tspec, Holder};
 use crate::support::panic_message;
 
@@ -175,6 +176,58 @@ proptest! {
             prop_assert_eq!(idle.num_unparked(), model.unparked());
             prop_assert_eq!(idle.sleepers(), model.sleepers.clone());
             prop_assert!(2 * model.searching() <= workers.max(1) + 1);
+        }
+    }
+
+    /// The live-task list against its specification
+    /// (`specs/live_tasks.rs`), with 1 to 4 shards: inserts listed until
+    /// their shard closes, removes answered by whether the entry is still
+    /// listed, closes taking exactly what each shard lists; slots freed by
+    /// removes are reused without mixing entries up. Entries are inserted
+    /// once each (the contract), in the drawn order.
+    ///
+    /// Checks: R-11.
+    #[test]
+    fn live_tasks_match_reference(
+        shards in 1usize..=4,
+        ops in proptest::collection::vec((0u8..10, 0usize..12), 1..80),
+    ) {
+        use lspec::{Op, Ret};
+        let list = LiveTasks::new(shards);
+        let entries = Entries::new(12);
+        let mut model = lspec::LiveTasks::new(shards);
+        let mut inserted = [false; 12];
+        for (op, e) in ops {
+            let entry = entries.get(e);
+            let shard = list.shard_of(&entry);
+            prop_assert!(shard < shards);
+            match op {
+                0..=4 if !inserted[e] => {
+                    inserted[e] = true;
+                    let (want, next) = model.step(&Op::Insert { entry: e, shard });
+                    prop_assert_eq!(Ret::Bool(list.insert(entry)), want);
+                    model = next;
+                }
+                0..=8 => {
+                    let (want, next) = model.step(&Op::Remove { entry: e, shard });
+                    prop_assert_eq!(Ret::Bool(list.remove(&entry)), want);
+                    model = next;
+                }
+                _ => {
+                    let mut taken: Vec<usize> = list.close_and_take_all().iter().map(|e| e.index()).collect();
+                    taken.sort_unstable();
+                    let mut want = Vec::new();
+                    for shard in 0..shards {
+                        let (Ret::Taken(from_shard), next) = model.step(&Op::CloseShard(shard)) else {
+                            unreachable!("a close answers with what it took")
+                        };
+                        want.extend(from_shard);
+                        model = next;
+                    }
+                    want.sort_unstable();
+                    prop_assert_eq!(taken, want);
+                }
+            }
         }
     }
 }

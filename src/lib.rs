@@ -33,9 +33,11 @@ struct ReadmeDoctests;
 /// semver, and changed with the code.
 #[doc(hidden)]
 pub mod internals {
-    /// The runtime's task state word and its idle/sleep handshake.
+    /// The runtime's task state word, its idle/sleep handshake and its
+    /// live-task list.
     pub mod runtime {
         pub use crate::runtime::idle::Idle;
+        pub use crate::runtime::live::{Entries, Entry, Listed, LiveTasks};
         pub use crate::runtime::state::*;
     }
 

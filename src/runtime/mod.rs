@@ -91,6 +91,7 @@
 //! tasks run in, or fairness beyond.
 
 pub(crate) mod idle;
+pub(crate) mod live;
 pub(crate) mod state;
 mod task;
 mod worker;

@@ -25,6 +25,7 @@ use std::pin::Pin;
 use std::ptr::NonNull;
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
+use super::live::Listed;
 use super::state::{State, ToIdle, ToNotified, ToRunning};
 use super::worker::Shared;
 use crate::sync::{Arc, UnsafeCell};
@@ -74,6 +75,17 @@ pub(super) struct RawTask(NonNull<Header>);
 unsafe impl Send for RawTask {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for RawTask {}
+
+impl Listed for RawTask {
+    fn shard_key(&self) -> usize {
+        // Allocations are aligned: the low bits say nothing.
+        self.addr() >> 4
+    }
+
+    fn slot(&self) -> &UnsafeCell<usize> {
+        &self.header().owned_slot
+    }
+}
 
 impl RawTask {
     /// Allocates a task for `future` on `shared`, with the three

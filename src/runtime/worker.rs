@@ -20,11 +20,12 @@ use std::future::Future;
 use std::ptr;
 
 use super::idle::Idle;
+use super::live::LiveTasks;
 use super::task::{JoinHandle, Notified, RawTask};
 use crate::park::{Parker, Unparker};
 use crate::queue::{Inject, Local, Steal};
 use crate::sync::atomic::{AtomicBool, Ordering::*};
-use crate::sync::{thread_local, Arc, Mutex};
+use crate::sync::{thread_local, Arc};
 
 /// Ticks between two checks of the inject queue first (tokio's value).
 const INJECT_INTERVAL: u32 = 61;
@@ -45,7 +46,7 @@ pub(super) struct Shared {
     remotes: Box<[Remote]>,
     inject: Inject<Notified>,
     idle: Idle,
-    owned: OwnedTasks,
+    owned: LiveTasks<RawTask>,
     shutdown: AtomicBool,
 }
 
@@ -120,7 +121,7 @@ pub(super) fn create(workers: usize) -> (Arc<Shared>, Vec<(Local<Notified>, Park
         remotes: remotes.into_boxed_slice(),
         inject: Inject::new(),
         idle: Idle::new(workers),
-        owned: OwnedTasks::new(workers),
+        owned: LiveTasks::new(live_task_shards(workers)),
         shutdown: AtomicBool::new(false),
     });
     (shared, cores)
@@ -236,7 +237,7 @@ impl Shared {
     /// Takes a completed task out of the live-task list; true if it was
     /// listed (its list reference is then released by the caller).
     pub(super) fn remove_task(&self, task: RawTask) -> bool {
-        self.owned.remove(task)
+        self.owned.remove(&task)
     }
 
     /// Shutdown, after every worker has stopped: tasks still alive have
@@ -398,6 +399,19 @@ fn xorshift32(mut x: u32) -> u32 {
     x
 }
 
+/// Shards of the live-task list: four per worker, to spread the lock, and
+/// one under the models (loom and shuttle), where a whole runtime's state
+/// space is the limit. The list's own models run it with two shards, so
+/// that closing one shard while an insert reaches another is checked
+/// there (`src/sync/mod.rs`, "Model-build constants").
+fn live_task_shards(workers: usize) -> usize {
+    if cfg!(any(loom, shuttle)) {
+        1
+    } else {
+        (workers * 4).next_power_of_two()
+    }
+}
+
 /// The workers a searcher tries, in order: every worker but itself, once
 /// each, from worker `random % workers` on, wrapping around.
 fn victims(random: usize, workers: usize, me: usize) -> impl Iterator<Item = usize> {
@@ -405,84 +419,6 @@ fn victims(random: usize, workers: usize, me: usize) -> impl Iterator<Item = usi
     (start..workers)
         .chain(0..start)
         .filter(move |&victim| victim != me)
-}
-
-/// Every task not yet complete, so that shutdown can drop their futures;
-/// sharded by address to spread the lock.
-struct OwnedTasks {
-    shards: Box<[Mutex<Shard>]>,
-}
-
-#[derive(Default)]
-struct Shard {
-    slots: Vec<Option<RawTask>>,
-    free: Vec<usize>,
-    closed: bool,
-}
-
-impl OwnedTasks {
-    fn new(workers: usize) -> Self {
-        let shards = if cfg!(any(loom, shuttle)) {
-            1
-        } else {
-            (workers * 4).next_power_of_two()
-        };
-        OwnedTasks {
-            shards: (0..shards).map(|_| Mutex::new(Shard::default())).collect(),
-        }
-    }
-
-    fn shard(&self, task: RawTask) -> &Mutex<Shard> {
-        // Allocations are aligned; the multiply mixes the higher bits in.
-        let hash = (task.addr() >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as usize);
-        &self.shards[(hash >> 8) % self.shards.len()]
-    }
-
-    /// Lists `task` (taking the list's reference); false once closed.
-    fn insert(&self, task: RawTask) -> bool {
-        let mut shard = self.shard(task).lock();
-        if shard.closed {
-            return false;
-        }
-        let slot = match shard.free.pop() {
-            Some(slot) => {
-                shard.slots[slot] = Some(task);
-                slot
-            }
-            None => {
-                shard.slots.push(Some(task));
-                shard.slots.len() - 1
-            }
-        };
-        // SAFETY: `owned_slot` is accessed only under the shard's lock.
-        task.header().owned_slot.with_mut(|s| unsafe { *s = slot });
-        true
-    }
-
-    fn remove(&self, task: RawTask) -> bool {
-        let mut shard = self.shard(task).lock();
-        // SAFETY: `owned_slot` is accessed only under the shard's lock.
-        let slot = task.header().owned_slot.with(|s| unsafe { *s });
-        if shard.slots.get(slot).copied().flatten() != Some(task) {
-            return false;
-        }
-        shard.slots[slot] = None;
-        shard.free.push(slot);
-        true
-    }
-
-    /// Refuses later inserts and returns every listed task, with the list's
-    /// references.
-    fn close_and_take_all(&self) -> Vec<RawTask> {
-        let mut tasks = Vec::new();
-        for shard in self.shards.iter() {
-            let mut shard = shard.lock();
-            shard.closed = true;
-            shard.free.clear();
-            tasks.extend(shard.slots.drain(..).flatten());
-        }
-        tasks
-    }
 }
 
 impl fmt::Debug for Shared {

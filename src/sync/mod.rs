@@ -58,7 +58,12 @@
 //!   wake batch of 2 (`WAKE_BATCH`, 32), the parker's yield before sleeping
 //!   (`YIELD_BEFORE_SLEEP`, off), and the keyed `try_recv`'s looks before
 //!   it sleeps for a send in progress (`IN_FLIGHT_SPINS`, 0 against 100: the
-//!   models check the sleep, the path the looks only shortcut).
+//!   models check the sleep, the path the looks only shortcut), and the
+//!   runtime's live-task list of 1 shard (`live_task_shards`, four per
+//!   worker in production): the list's own models run it with 2, where a
+//!   close reaching one shard while an insert reaches another is checked,
+//!   and every shard is the same code behind its own lock, so a whole
+//!   runtime's models lose nothing a second shard would show.
 //! - **Threads**: [`thread::spawn`], [`thread::park`] and
 //!   [`thread::current`] are the backend's; `std::thread::scope`,
 //!   `Builder` and thread names have no equivalent here.
