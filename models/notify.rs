@@ -759,6 +759,44 @@ fn waker_replaced_when_task_changes() {
     });
 }
 
+/// Two futures wait, registered oldest first; the oldest is polled by
+/// another task (its waker changes) while `notify_one` runs. The
+/// notification goes to the oldest, whatever the order: a waker change
+/// keeps a waiter's place (N-2, N-5). Nothing here asserts which future
+/// was chosen: the history does, against the specification, since the
+/// younger future's last poll is `Ready` only if it was chosen.
+///
+/// Checks: N-2, N-5.
+#[test]
+fn waker_change_keeps_the_waiters_place() {
+    let during = Reach::new("oldest_notified_before_its_poll_returned");
+    let after = Reach::new("oldest_notified_after_its_poll_returned");
+    let (r_during, r_after) = (during.clone(), after.clone());
+    model!().reach(&during).reach(&after).check(move || {
+        let (history, main) = history();
+        let notify = Arc::new(Notify::new());
+        let (first, _) = counting_waker();
+        let (second, _) = counting_waker();
+        let mut futures = created(&main, &notify, 2);
+        for (id, f) in (0..).zip(futures.iter_mut()) {
+            assert!(!poll_with(&main, id, 0, f.as_mut(), &first));
+        }
+        let notifier = {
+            let notify = notify.clone();
+            main.spawn(1, move |rec| notify_one(&rec, &notify))
+        };
+        let ready = poll_with(&main, 0, 1, futures[0].as_mut(), &second);
+        notifier.join().unwrap();
+        r_during.hit_if(ready);
+        r_after.hit_if(!ready);
+        // Each future once more, with the waker it registered last: the
+        // history says whether the right one was chosen.
+        poll_with(&main, 0, 1, futures[0].as_mut(), &second);
+        poll_with(&main, 1, 0, futures[1].as_mut(), &first);
+        history.check();
+    });
+}
+
 /// Two `notify_one` calls race with nobody waiting: one permit is stored
 /// (N-1), and a future that consumes it after both calls sees both
 /// notifiers' writes: a stored permit is rewritten by the second notifier
