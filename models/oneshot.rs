@@ -747,7 +747,7 @@ impl Subject for OneshotChannel {
                         break;
                     }
                     if !waiter.park() {
-                        rec.abandoned(call);
+                        rec.gave_up(call);
                         break;
                     }
                 }
@@ -794,7 +794,7 @@ impl Subject for OneshotChannel {
                         break;
                     }
                     if !waiter.park() {
-                        rec.abandoned(call);
+                        rec.gave_up(call);
                         break;
                     }
                 }

@@ -71,6 +71,7 @@ fn op<S: Spec>(
         ret,
         called,
         returned,
+        gave_up: None,
     }
 }
 
@@ -263,6 +264,45 @@ impl Spec for Registers {
     }
 }
 
+/// A blocked operation given up when nothing else could run (a give-up
+/// check, `Operation::gave_up`): accepted where the specification has it
+/// wait at that moment, rejected (a lost wake-up) where it could have
+/// returned, even though the operation itself may always be left out.
+///
+/// Checks: L-2, L-3.
+#[test]
+fn given_up_operations_must_wait_where_they_were_given_up() {
+    let give_up = |blocked: usize, at: u64| Operation {
+        gave_up: Some(blocked),
+        ..op::<Fifo>(1, FifoOp::Deq, None, at, Some(at + 1))
+    };
+    // Nothing enqueued before the give-up: it waits.
+    let waits = fifo(vec![
+        op(1, FifoOp::Deq, None, 0, None),
+        give_up(0, 1),
+        op(0, FifoOp::Enq(7), None, 3, Some(4)),
+    ]);
+    check(&waits).expect("given up on an empty queue");
+    // An enqueue returned before the give-up: the dequeue should have
+    // been woken for it.
+    let lost = fifo(vec![
+        op(0, FifoOp::Enq(7), None, 0, Some(1)),
+        op(1, FifoOp::Deq, None, 2, None),
+        give_up(1, 3),
+    ]);
+    let failure = check(&lost).expect_err("a lost wake-up");
+    let text = failure.to_string();
+    assert!(text.contains("a lost wake-up"), "{text}");
+    assert!(text.contains("gave [1] up"), "{text}");
+    // An enqueue concurrent with the give-up may come after it.
+    let racing = fifo(vec![
+        op(1, FifoOp::Deq, None, 0, None),
+        op(0, FifoOp::Enq(7), None, 1, Some(4)),
+        give_up(0, 2),
+    ]);
+    check(&racing).expect("the enqueue may come after the give-up");
+}
+
 /// P-compositionality: a history of independent keys is checked key by
 /// key, and a violation on one key is reported with that key's operations
 /// alone; a history with an operation that spans keys is checked whole.
@@ -379,6 +419,7 @@ fn random_history() -> impl Strategy<Value = History<Fifo>> {
                     ret: returned.map(|_| ret),
                     called: called * 2,
                     returned,
+                    gave_up: None,
                 }
             })
             .collect();

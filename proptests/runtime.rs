@@ -985,7 +985,7 @@ proptest! {
         // called, so the history's real time is the order of the calls.
         let mut record = |op: spec::Op, ret: spec::Ret| {
             let called = 2 * history.len() as u64;
-            history.push(Operation { thread: 0, op, ret: Some(ret), called, returned: Some(called + 1) });
+            history.push(Operation { thread: 0, op, ret: Some(ret), called, returned: Some(called + 1), gave_up: None });
         };
         let ops = ops.into_iter().chain((0..4).map(HandleOp::Join));
         for op in ops {

@@ -24,7 +24,10 @@
 //! Blocking operations (a `recv` that waits, a `park`) need nothing
 //! special: the specification gives no outcome where the operation could
 //! not return, so the search places it only where it could (a dual data
-//! structure's request and follow-up, seen from outside).
+//! structure's request and follow-up, seen from outside). One left
+//! blocked when nothing else could run (the scenario harness gives it up
+//! then) brings a give-up check ([`Operation::gave_up`]): at that moment
+//! the specification must also have it wait, or a wake-up was lost.
 //!
 //! # The search
 //!
@@ -109,6 +112,13 @@ pub struct Operation<S: Spec> {
     /// for printing, and for real-time precedence.
     pub called: u64,
     pub returned: Option<u64>,
+    /// `Some(i)`: not an operation but a give-up check. Operation `i`,
+    /// blocked, was given up at this moment because every other thread
+    /// had finished or was waiting too: nothing could ever wake it. The
+    /// specification must agree that `i` waits here (no outcome), with
+    /// `i` not placed before; otherwise a wake-up it should have had was
+    /// lost. Placed like an operation (it must be), changing nothing.
+    pub gave_up: Option<usize>,
 }
 
 /// The most operations one history may hold: the precedence and the
@@ -182,7 +192,20 @@ impl<S: Spec> History<S> {
     /// The operations in `indices`, with their precedence among
     /// themselves.
     fn part(&self, indices: &[usize]) -> History<S> {
-        let ops = indices.iter().map(|&i| self.ops[i].clone()).collect();
+        let ops = indices
+            .iter()
+            .map(|&i| {
+                let mut op = self.ops[i].clone();
+                // A give-up check names its operation by index: renumbered.
+                op.gave_up = op.gave_up.map(|blocked| {
+                    indices
+                        .iter()
+                        .position(|&j| j == blocked)
+                        .expect("a partition keeps a give-up check with its operation")
+                });
+                op
+            })
+            .collect();
         let before = indices
             .iter()
             .map(|&b| {
@@ -240,7 +263,14 @@ pub fn check<S: Spec>(history: &History<S>) -> Result<Linearization, Box<Failure
             },
             "a partition must cover every operation once"
         );
-        if parts.len() > 1 {
+        // A give-up check and its operation in different parts (the
+        // specification partitioned by what each returned): check whole.
+        let together = history.ops.iter().enumerate().all(|(i, o)| {
+            o.gave_up.map_or(true, |blocked| {
+                parts.iter().any(|p| p.contains(&i) && p.contains(&blocked))
+            })
+        });
+        if parts.len() > 1 && together {
             let mut order = Vec::new();
             for indices in &parts {
                 match search(&history.part(indices)) {
@@ -267,7 +297,7 @@ fn search<S: Spec>(history: &History<S>) -> Result<Linearization, Box<Failure<S>
         .ops
         .iter()
         .enumerate()
-        .filter(|(_, o)| o.ret.is_some())
+        .filter(|(_, o)| o.ret.is_some() || o.gave_up.is_some())
         .fold(0, |set, (i, _)| set | 1 << i);
     // Depth-first, with an explicit stack of frames: (placed, skipped,
     // state, path). `skipped` holds pending operations decided to be left
@@ -310,6 +340,14 @@ fn search<S: Spec>(history: &History<S>) -> Result<Linearization, Box<Failure<S>
                 continue;
             }
             let op = &history.ops[i];
+            if let Some(blocked) = op.gave_up {
+                let waits = placed & (1 << blocked) == 0
+                    && state.outcomes(&history.ops[blocked].op).is_empty();
+                if waits {
+                    children.push((placed | bit, skipped, state.clone(), i));
+                }
+                continue;
+            }
             match &op.ret {
                 Some(ret) => {
                     for next in state.after(&op.op, ret) {
@@ -342,10 +380,11 @@ fn search<S: Spec>(history: &History<S>) -> Result<Linearization, Box<Failure<S>
     let (prefix, state, done) = best.expect("the initial state is always explored");
     let stuck = (0..n)
         .filter(|&i| done & (1 << i) == 0 && history.before[i] & !done & all == 0)
-        .filter(|&i| history.ops[i].ret.is_some())
+        .filter(|&i| history.ops[i].ret.is_some() || history.ops[i].gave_up.is_some())
         .map(|i| {
+            let op = history.ops[i].gave_up.unwrap_or(i);
             let allowed = state
-                .outcomes(&history.ops[i].op)
+                .outcomes(&history.ops[op].op)
                 .into_iter()
                 .map(|(ret, _)| ret)
                 .collect();
@@ -404,6 +443,15 @@ impl<S: Spec> fmt::Display for Failure<S> {
             let after: Vec<usize> = (0..h.ops.len())
                 .filter(|&j| h.before[*i] & (1 << j) != 0)
                 .collect();
+            if let Some(blocked) = o.gave_up {
+                writeln!(
+                    f,
+                    "could not place [{i}] thread {}: [{blocked}] {:?} given up as waiting for good \
+                     (after {after:?}), but the specification lets it return {allowed:?}: a lost wake-up",
+                    o.thread, o.op,
+                )?;
+                continue;
+            }
             writeln!(
                 f,
                 "could not place [{i}] thread {}: {:?} -> {} (after {after:?}); the specification allows {}",
@@ -463,6 +511,14 @@ fn render_columns<S: Spec>(
         } else {
             "  ".to_string()
         };
+        if let Some(blocked) = o.gave_up {
+            rows.push((
+                o.called,
+                o.thread,
+                format!("{mark} [{i}] gave [{blocked}] up"),
+            ));
+            continue;
+        }
         rows.push((o.called, o.thread, format!("{mark} [{i}] {:?}", o.op)));
         match o.returned {
             Some(at) => rows.push((at, o.thread, format!("    [{i}] -> {}", show_ret(&o.ret)))),

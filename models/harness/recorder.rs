@@ -255,6 +255,7 @@ impl<S: Spec> ThreadRecorder<S> {
             ret: None,
             called: at,
             returned: None,
+            gave_up: None,
         });
         log.events.push((
             at,
@@ -288,6 +289,37 @@ impl<S: Spec> ThreadRecorder<S> {
     /// `call` will not return (it was cancelled): it stays unreturned.
     pub fn abandoned(&self, call: Call) {
         let _ = call;
+    }
+
+    /// `call` blocked, and is given up now because every other thread has
+    /// finished or waits too (the scenario harness's `Waiter::park`): it
+    /// stays unreturned, and the history checks that the specification
+    /// has it wait at this moment (a give-up check,
+    /// `Operation::gave_up`).
+    pub fn gave_up(&self, call: Call) {
+        if !self.shared.enabled {
+            return;
+        }
+        let mut log = self.shared.log.lock().unwrap();
+        let (called, returned) = (self.tick(), self.tick());
+        let index = log.ops.len();
+        assert!(
+            index < MAX_OPERATIONS,
+            "more than {MAX_OPERATIONS} operations in one history"
+        );
+        let op = log.ops[call.op].op.clone();
+        log.ops.push(Operation {
+            thread: self.thread,
+            op,
+            ret: None,
+            called,
+            returned: Some(returned),
+            gave_up: Some(call.op),
+        });
+        let thread = self.thread;
+        log.events.push((called, Event::Call { op: index, thread }));
+        log.events
+            .push((returned, Event::Return { op: index, thread }));
     }
 
     /// Records `op` around `f`: the call just before, the return (as `ret`

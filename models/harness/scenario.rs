@@ -237,7 +237,11 @@ impl Waiter {
             self.wake_parked();
             if give_up {
                 self.waiting.parked.fetch_and(!bit, SeqCst);
-                return false;
+                // A wake that came after the look above and before the
+                // other thread finished (it wakes, then finishes): look
+                // again rather than give up an operation that may go on
+                // (the history's give-up check would call it lost).
+                return self.waiting.woken[self.me].swap(false, SeqCst);
             }
         }
         thread::park();
