@@ -1333,8 +1333,10 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
         thread: usize,
     ) -> KeyedActor<F> {
         // Main keeps its own sender (index 0); thread `t` takes the last one
-        // left, so that each thread has exactly one.
-        let senders = vec![main.senders.pop().expect("a sender per thread")];
+        // left, so that each thread has exactly one, unless the initial
+        // part dropped them (a `DropSender` there takes the last one too):
+        // then it has none, and its sends are skipped.
+        let senders = main.senders.pop().into_iter().collect();
         let workers = scenario.threads.len() - 1;
         let (rx, held) = if thread == 1 {
             (main.rx.take(), Default::default())

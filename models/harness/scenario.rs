@@ -146,7 +146,11 @@ impl Waiting {
     /// them sees the other.)
     fn wake(&self, t: usize) {
         self.woken[t].store(true, SeqCst);
-        if self.parked.load(SeqCst) & (1 << t) != 0 {
+        // Uncounted as parked from now on, not once it runs again: until
+        // then, another thread must not take it for stuck and give its
+        // own operation up while this one is about to go on (the
+        // history's give-up check would call that a lost wake-up).
+        if self.parked.fetch_and(!(1 << t), SeqCst) & (1 << t) != 0 {
             // Out of the lock before unparking: under loom and shuttle an
             // unpark is a scheduling point, and their threads share one OS
             // thread, so another model thread taking this (real) lock while
