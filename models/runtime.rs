@@ -648,12 +648,7 @@ impl Subject for IdleSubject {
         ]
         .boxed();
         let main = Just(IdleOp::Push).boxed();
-        (2usize..=3)
-            .prop_flat_map(move |threads| {
-                let parts = (0..threads).map(|_| worker.clone()).collect();
-                scenario::shape(main.clone(), parts, main.clone(), [1, 3, 1])
-            })
-            .boxed()
+        scenario::alike(main.clone(), worker, main, [1, 3, 1])
     }
 }
 
@@ -851,12 +846,7 @@ impl Subject for LiveTasksSubject {
             1 => Just(LiveOp::Close),
         ]
         .boxed();
-        (2usize..=3)
-            .prop_flat_map(move |threads| {
-                let parts = (0..threads).map(|_| op.clone()).collect();
-                scenario::shape(op.clone(), parts, op.clone(), [1, 3, 1])
-            })
-            .boxed()
+        scenario::alike(op.clone(), op.clone(), op, [1, 3, 1])
     }
 }
 
@@ -1944,10 +1934,7 @@ impl Subject for RuntimeSubject {
             2 => (0usize..2).prop_map(TaskOp::Join),
         ]
         .boxed();
-        (2usize..=3)
-            .prop_flat_map(move |threads| {
-                scenario::shape(op.clone(), vec![op.clone(); threads], op.clone(), [2, 3, 3])
-            })
+        scenario::alike(op.clone(), op.clone(), op, [2, 3, 3])
             .prop_map(number_tasks)
             .boxed()
     }

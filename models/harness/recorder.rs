@@ -300,26 +300,20 @@ impl<S: Spec> ThreadRecorder<S> {
         if !self.shared.enabled {
             return;
         }
+        let op = self.shared.log.lock().unwrap().ops[call.op].op.clone();
+        let check = self.call(op);
         let mut log = self.shared.log.lock().unwrap();
-        let (called, returned) = (self.tick(), self.tick());
-        let index = log.ops.len();
-        assert!(
-            index < MAX_OPERATIONS,
-            "more than {MAX_OPERATIONS} operations in one history"
-        );
-        let op = log.ops[call.op].op.clone();
-        log.ops.push(Operation {
-            thread: self.thread,
-            op,
-            ret: None,
-            called,
-            returned: Some(returned),
-            gave_up: Some(call.op),
-        });
-        let thread = self.thread;
-        log.events.push((called, Event::Call { op: index, thread }));
-        log.events
-            .push((returned, Event::Return { op: index, thread }));
+        let at = self.tick();
+        let entry = &mut log.ops[check.op];
+        entry.gave_up = Some(call.op);
+        entry.returned = Some(at);
+        log.events.push((
+            at,
+            Event::Return {
+                op: check.op,
+                thread: self.thread,
+            },
+        ));
     }
 
     /// Records `op` around `f`: the call just before, the return (as `ret`

@@ -865,6 +865,27 @@ impl fmt::Display for Handoff {
 // ---------------------------------------------------------------------
 // Drawing scenarios.
 
+/// [`shape`] with 2 or 3 threads whose operations all come from `thread`
+/// (workers alike, none with a role of its own).
+pub fn alike<Op: Clone + Debug + 'static>(
+    init: BoxedStrategy<Op>,
+    thread: BoxedStrategy<Op>,
+    post: BoxedStrategy<Op>,
+    sizes: [usize; 3],
+) -> BoxedStrategy<Scenario<Op>> {
+    use proptest::prelude::*;
+    (2usize..=3)
+        .prop_flat_map(move |threads| {
+            shape(
+                init.clone(),
+                vec![thread.clone(); threads],
+                post.clone(),
+                sizes,
+            )
+        })
+        .boxed()
+}
+
 /// Lincheck's shape from per-part operation strategies: 0 to `init_max`
 /// operations first, one thread per strategy in `thread_ops` (2 or 3),
 /// each of 1 to `thread_max` (at most 3) operations, 0 to `post_max` last,
