@@ -172,7 +172,10 @@ def scenario_cell(rows):
         return "-"
     parts = []
     for name, col in generated:
-        flavour = name.replace("generated_scenarios", "").rstrip("_") or "all"
+        if name.endswith("complete_scenarios"):
+            flavour = (name.replace("complete_scenarios", "").rstrip("_") + " complete run").strip()
+        else:
+            flavour = name.replace("generated_scenarios", "").rstrip("_") or "all"
         first, _, real_time = col.partition(RT)
         m = re.match(r"(\d+) scenarios, (\d+) complete: ([\d,]+)", first)
         if m:

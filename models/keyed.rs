@@ -11,7 +11,7 @@ use std::future::Future;
 use std::task::Context;
 
 use crate::harness::recorder::{Recorder, ThreadRecorder};
-use crate::harness::scenario::{self, Scenario, Subject, Waiter};
+use crate::harness::scenario::{self, Scenario, Small, Subject, Waiter};
 use crate::harness::{counting_waker, model, Flag, Handoff, Ledger, Model, Reach, Tracked};
 use crate::specs::keyed as kspec;
 use modelsync::keyed::error::{RecvError, SendError, TryRecvError, TrySendError};
@@ -1259,10 +1259,10 @@ impl ScenarioFlavour for Blocking {
         value: Tracked,
         _: &Waiter,
     ) -> Option<Result<(), SendError<Tracked>>> {
-        Some(Self::send(tx, keys, value))
+        Some(<Self as Flavour>::send(tx, keys, value))
     }
     fn wait_recv(rx: &mut Self::Rx, _: &Waiter) -> Option<Result<Msg, RecvError>> {
-        Some(Self::recv(rx))
+        Some(<Self as Flavour>::recv(rx))
     }
 }
 
@@ -1583,6 +1583,24 @@ fn sync_generated_scenarios() {
     scenario::generated::<KeyedSubject<Blocking>>(model!());
 }
 
+/// The sync channel's complete run: generated scenarios of two threads,
+/// each part small enough that loom explores every execution of it, both
+/// passes, with no preemption bound (the run fails otherwise); every
+/// history checked against `specs/keyed.rs`.
+///
+/// Checks: K-1, K-2, K-3, K-4, K-7, K-10.
+#[test]
+fn sync_complete_scenarios() {
+    scenario::generated_complete::<KeyedSubject<Blocking>>(
+        model!(),
+        Small {
+            scenarios: 16,
+            threads: 2,
+            sizes: [2, 3, 2],
+        },
+    );
+}
+
 /// The same in the async flavour, with sends that wait for room and
 /// receives that wait for a message, cancelled when nothing else can
 /// happen.
@@ -1878,6 +1896,24 @@ fn release_stack_generated_scenarios() {
     scenario::generated::<ReleaseStackSubject>(model!());
 }
 
+/// The release stack's complete run: generated scenarios of a taker and
+/// one pusher, each part small enough that loom explores every execution
+/// of it, both passes, with no preemption bound (the run fails otherwise);
+/// every history checked against `specs/release_stack.rs`.
+///
+/// Checks: K-3, K-4, K-9.
+#[test]
+fn release_stack_complete_scenarios() {
+    scenario::generated_complete::<ReleaseStackSubject>(
+        model!(),
+        Small {
+            scenarios: 16,
+            threads: 2,
+            sizes: [2, 2, 2],
+        },
+    );
+}
+
 /// The release stack's two races, complete: a push racing the taker's
 /// announcement (exactly one of them sees the other: the push wakes the
 /// taker, or the announcement fails and the taker takes the value), and a
@@ -2116,6 +2152,24 @@ impl Subject for SlotListSubject {
 #[test]
 fn slot_list_generated_scenarios() {
     scenario::generated::<SlotListSubject>(model!());
+}
+
+/// The slot list's complete run: generated scenarios of the reader and
+/// one writer, every execution of each explored (both passes, no
+/// preemption bound; the run fails otherwise); every history checked
+/// against `specs/slot_list.rs`.
+///
+/// Checks: K-2, K-3, K-4, K-9.
+#[test]
+fn slot_list_complete_scenarios() {
+    scenario::generated_complete::<SlotListSubject>(
+        model!(),
+        Small {
+            scenarios: 16,
+            threads: 2,
+            sizes: [3, 1, 2],
+        },
+    );
 }
 
 /// The slot list's two races, complete: two writers crossing into a new
@@ -2397,6 +2451,24 @@ fn room_generated_scenarios() {
     scenario::generated::<RoomSubject>(model!());
 }
 
+/// The room's complete run: generated scenarios of the receiver and one
+/// sender, every execution of each explored (both passes, no preemption
+/// bound; the run fails otherwise); every history checked against
+/// `specs/room.rs`.
+///
+/// Checks: K-3, K-7.
+#[test]
+fn room_complete_scenarios() {
+    scenario::generated_complete::<RoomSubject>(
+        model!(),
+        Small {
+            scenarios: 16,
+            threads: 2,
+            sizes: [2, 2, 2],
+        },
+    );
+}
+
 /// The room's race for the last place, complete, at capacity 1 and full:
 /// the receiver frees the message while one sender takes room as a
 /// would-be sleeper and another takes it plainly. Reaches: a sleeper
@@ -2500,4 +2572,328 @@ fn room_sender_decides_on_a_stale_view() {
         handoffs: vec![],
     };
     scenario::scenario_model::<RoomSubject>(model!().preemption_bound(3), scenario);
+}
+
+// ---------------------------------------------------------------------
+// Component: the waiting (`src/keyed/waiting.rs`), over the real room and
+// slot list (`WaitingChannel`), checked against `specs/waiting.rs`.
+
+use crate::specs::waiting as wspec;
+use modelsync::internals::keyed::{WaitingChannel, WaitingReceiver};
+
+/// The waiting's flavours as its scenarios run them: the async flavour's
+/// operations wait through the scenario's `Waiter` and may be given up;
+/// the sync flavour's block their thread, so its scenarios are drawn so
+/// that each can complete (`sync_completable`).
+trait WaitingFlavour: 'static {
+    const NAME: &'static str;
+    const RUST_TYPE: &'static str;
+    const SYNC: bool;
+    fn channel(
+        capacity: usize,
+    ) -> (
+        std::sync::Arc<WaitingChannel<Tracked>>,
+        WaitingReceiver<Tracked>,
+    );
+    /// `None`: given up.
+    fn send(
+        channel: &WaitingChannel<Tracked>,
+        value: Tracked,
+        waiter: &Waiter,
+    ) -> Option<Result<(), Tracked>>;
+    fn recv(receiver: &mut WaitingReceiver<Tracked>, waiter: &Waiter) -> Option<Tracked>;
+}
+
+impl WaitingFlavour for Blocking {
+    const NAME: &'static str = "keyed_waiting (sync)";
+    const RUST_TYPE: &'static str = "WaitingSubject<Blocking>";
+    const SYNC: bool = true;
+    fn channel(
+        capacity: usize,
+    ) -> (
+        std::sync::Arc<WaitingChannel<Tracked>>,
+        WaitingReceiver<Tracked>,
+    ) {
+        WaitingChannel::sync(capacity)
+    }
+    fn send(
+        channel: &WaitingChannel<Tracked>,
+        value: Tracked,
+        _: &Waiter,
+    ) -> Option<Result<(), Tracked>> {
+        Some(channel.send_blocking(value))
+    }
+    fn recv(receiver: &mut WaitingReceiver<Tracked>, _: &Waiter) -> Option<Tracked> {
+        Some(receiver.recv_blocking())
+    }
+}
+
+impl WaitingFlavour for Async {
+    const NAME: &'static str = "keyed_waiting (async)";
+    const RUST_TYPE: &'static str = "WaitingSubject<Async>";
+    const SYNC: bool = false;
+    fn channel(
+        capacity: usize,
+    ) -> (
+        std::sync::Arc<WaitingChannel<Tracked>>,
+        WaitingReceiver<Tracked>,
+    ) {
+        WaitingChannel::asynchronous(capacity)
+    }
+    fn send(
+        channel: &WaitingChannel<Tracked>,
+        value: Tracked,
+        waiter: &Waiter,
+    ) -> Option<Result<(), Tracked>> {
+        poll_until(channel.send(value), waiter)
+    }
+    fn recv(receiver: &mut WaitingReceiver<Tracked>, waiter: &Waiter) -> Option<Tracked> {
+        poll_until(receiver.recv(), waiter)
+    }
+}
+
+/// The waiting as generated scenarios see it, at capacity 1: thread 1
+/// receives (it owns the receiver) and may close, the other threads send;
+/// the main thread sends and receives before and after.
+struct WaitingSubject<F>(std::marker::PhantomData<F>);
+
+#[derive(Clone, Debug, PartialEq)]
+enum WaitOp {
+    Send(usize),
+    Recv,
+    Close,
+}
+
+struct WaitEnds {
+    channel: std::sync::Arc<WaitingChannel<Tracked>>,
+    receiver: Option<WaitingReceiver<Tracked>>,
+}
+
+const WAITING_CAPACITY: usize = 1;
+
+/// Makes a scenario's sync operations able to complete in every
+/// schedule, since a blocked thread cannot be given up: the sequential
+/// parts never block (a send on a full channel becomes a receive, a
+/// receive on an empty one a send), the receiver receives no more than
+/// is sent before it closes, and what is sent beyond what it receives
+/// fits (else it closes last, which ends every blocked send). No
+/// hand-offs (one could wait on a thread that waits on it).
+fn sync_completable(mut scenario: Scenario<WaitOp>) -> Scenario<WaitOp> {
+    fn sequential(ops: &mut [WaitOp], queued: &mut usize, closed: bool) {
+        for op in ops {
+            match op {
+                WaitOp::Send(_) if !closed && *queued == WAITING_CAPACITY => *op = WaitOp::Recv,
+                WaitOp::Recv if *queued == 0 => *op = WaitOp::Send(0),
+                _ => {}
+            }
+            match op {
+                WaitOp::Send(_) if !closed => *queued += 1,
+                WaitOp::Recv => *queued -= 1,
+                _ => {}
+            }
+        }
+    }
+    scenario.handoffs.clear();
+    let mut queued = 0;
+    sequential(&mut scenario.init, &mut queued, false);
+    let sent: usize = scenario.threads[1..]
+        .iter()
+        .flatten()
+        .filter(|op| matches!(op, WaitOp::Send(_)))
+        .count();
+    let receiver = &mut scenario.threads[0];
+    let closes = receiver.contains(&WaitOp::Close);
+    receiver.retain(|op| *op == WaitOp::Recv);
+    receiver.truncate(queued + sent);
+    let received = receiver.len();
+    let closed = closes || queued + sent - received > WAITING_CAPACITY || receiver.is_empty();
+    if closed {
+        receiver.push(WaitOp::Close);
+    } else {
+        queued = queued + sent - received;
+    }
+    if closed {
+        // How much got in before the close depends on the schedule: the
+        // final part only sends (each refused).
+        scenario.post.retain(|op| matches!(op, WaitOp::Send(_)));
+    } else {
+        sequential(&mut scenario.post, &mut queued, false);
+    }
+    scenario
+}
+
+impl<F: WaitingFlavour> Subject for WaitingSubject<F> {
+    type Spec = wspec::Waiting;
+    type Op = WaitOp;
+    type Actor = WaitEnds;
+    const NAME: &'static str = F::NAME;
+    const RUST_TYPE: &'static str = F::RUST_TYPE;
+
+    fn items(scenario: &Scenario<WaitOp>) -> usize {
+        scenario
+            .ops()
+            .filter(|op| matches!(op, WaitOp::Send(_)))
+            .count()
+    }
+
+    fn setup(_: &Scenario<WaitOp>) -> (wspec::Waiting, WaitEnds) {
+        let (channel, receiver) = F::channel(WAITING_CAPACITY);
+        let ends = WaitEnds {
+            channel,
+            receiver: Some(receiver),
+        };
+        (wspec::Waiting::new(WAITING_CAPACITY), ends)
+    }
+
+    fn split(main: &mut WaitEnds, _: &Scenario<WaitOp>, thread: usize) -> WaitEnds {
+        WaitEnds {
+            channel: main.channel.clone(),
+            receiver: if thread == 1 {
+                main.receiver.take()
+            } else {
+                None
+            },
+        }
+    }
+
+    fn merge(main: &mut WaitEnds, joined: WaitEnds) {
+        if joined.receiver.is_some() {
+            main.receiver = joined.receiver;
+        }
+    }
+
+    fn run(
+        ends: &mut WaitEnds,
+        op: &WaitOp,
+        rec: &ThreadRecorder<wspec::Waiting>,
+        waiter: &Waiter,
+        ledger: &Ledger,
+    ) {
+        use wspec::{Op, Ret};
+        match *op {
+            WaitOp::Send(item) => {
+                let value = ledger.item(item);
+                let call = rec.call(Op::Send(item));
+                match F::send(&ends.channel, value, waiter) {
+                    Some(Ok(())) => rec.returned(call, Ret::Sent),
+                    Some(Err(_refused)) => rec.returned(call, Ret::Closed),
+                    None => rec.gave_up(call),
+                }
+            }
+            WaitOp::Recv => {
+                let Some(receiver) = ends.receiver.as_mut() else {
+                    return;
+                };
+                let call = rec.call(Op::Recv);
+                match F::recv(receiver, waiter) {
+                    Some(value) => {
+                        rec.returned(call, Ret::Received(value.id()));
+                        ledger.deliver(value);
+                    }
+                    None => rec.gave_up(call),
+                }
+            }
+            WaitOp::Close => {
+                let Some(receiver) = ends.receiver.as_mut() else {
+                    return;
+                };
+                rec.op(Op::Close, || receiver.close(), |_| Ret::Unit);
+            }
+        }
+    }
+
+    fn rust(op: &WaitOp) -> String {
+        format!("WaitOp::{op:?}")
+    }
+
+    fn scenarios() -> BoxedStrategy<Scenario<WaitOp>> {
+        use proptest::prelude::*;
+        let main = prop_oneof![
+            1 => Just(WaitOp::Send(0)),
+            1 => Just(WaitOp::Recv),
+        ]
+        .boxed();
+        let receiver = prop_oneof![
+            4 => Just(WaitOp::Recv),
+            1 => Just(WaitOp::Close),
+        ]
+        .boxed();
+        let sender = Just(WaitOp::Send(0)).boxed();
+        (2usize..=3)
+            .prop_flat_map(move |threads| {
+                let mut parts = vec![receiver.clone()];
+                parts.extend((1..threads).map(|_| sender.clone()));
+                scenario::shape(main.clone(), parts, main.clone(), [2, 3, 2])
+            })
+            .prop_map(|scenario| {
+                let mut scenario = if F::SYNC {
+                    sync_completable(scenario)
+                } else {
+                    scenario
+                };
+                // The receiver closes once, and receives nothing after.
+                let mut closed = false;
+                for op in scenario.threads[0]
+                    .iter_mut()
+                    .chain(scenario.post.iter_mut())
+                {
+                    if closed && matches!(op, WaitOp::Close) {
+                        *op = WaitOp::Recv;
+                    }
+                    closed |= *op == WaitOp::Close;
+                }
+                let mut next = 0;
+                for op in scenario.ops_mut() {
+                    if let WaitOp::Send(item) = op {
+                        *item = next;
+                        next += 1;
+                    }
+                }
+                scenario
+            })
+            .boxed()
+    }
+}
+
+/// The waiting's complete run, sync flavour: generated scenarios of a
+/// receiver thread receiving (and perhaps closing) and a sender thread,
+/// at most 2 operations each, at capacity 1 over the real room and slot
+/// list, with at most 2 operations before and after; every execution of
+/// each explored (both passes, no preemption bound; the run fails
+/// otherwise); every history checked against `specs/waiting.rs`, and a
+/// lost wake-up is a deadlock loom reports.
+///
+/// Checks: K-3, K-7.
+#[test]
+fn waiting_sync_complete_scenarios() {
+    scenario::generated_complete::<WaitingSubject<Blocking>>(
+        model!(),
+        Small {
+            scenarios: 16,
+            threads: 2,
+            sizes: [2, 2, 2],
+        },
+    );
+}
+
+/// The waiting's complete run, async flavour: a receiving thread and a
+/// sending thread of 1 operation each, with up to 3 before (so that the
+/// channel may be full or empty when they start) and 2 after; a blocked
+/// send or receive is given up (cancelled) when nothing else can run, and
+/// its give-up check fails the history if the specification lets it
+/// return (a lost wake-up). Two operations per thread do not all finish
+/// complete within the budget (2 of 16 with weak memory, 3 in the
+/// real-time pass, measured 2026-11-27).
+///
+/// Checks: K-3, K-7.
+#[test]
+fn waiting_async_complete_scenarios() {
+    scenario::generated_complete::<WaitingSubject<Async>>(
+        model!(),
+        Small {
+            scenarios: 32,
+            threads: 2,
+            sizes: [3, 1, 2],
+        },
+    );
 }

@@ -4,7 +4,7 @@
 //! loom and shuttle do not model time, so no model relies on a timeout.
 
 use crate::harness::recorder::{Recorder, ThreadRecorder};
-use crate::harness::scenario::{self, Scenario, Subject, Waiter};
+use crate::harness::scenario::{self, Scenario, Small, Subject, Waiter};
 use crate::harness::{model, Flag, Handoff, Ledger, Reach};
 use crate::specs::park as spec;
 use modelsync::park::Parker;
@@ -303,6 +303,24 @@ impl Subject for ParkSubject {
 #[test]
 fn generated_scenarios() {
     scenario::generated::<ParkSubject>(model!());
+}
+
+/// The parker's complete run: generated scenarios of two threads, each part
+/// small enough that loom explores every execution of it, both passes,
+/// with no preemption bound (the run fails otherwise); every history
+/// checked against `specs/park.rs`.
+///
+/// Checks: P-1, P-2, P-3.
+#[test]
+fn complete_scenarios() {
+    scenario::generated_complete::<ParkSubject>(
+        model!(),
+        Small {
+            scenarios: 16,
+            threads: 2,
+            sizes: [2, 2, 2],
+        },
+    );
 }
 
 /// Found by `park::generated_scenarios` (200 scenarios, shrunk by

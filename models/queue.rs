@@ -12,7 +12,7 @@
 //! at the bottom are too big for loom and run under shuttle and std only.
 
 use crate::harness::recorder::{Recorder, Spawned, ThreadRecorder};
-use crate::harness::scenario::{self, Scenario, Subject, Waiter};
+use crate::harness::scenario::{self, Scenario, Small, Subject, Waiter};
 use crate::harness::{model, Flag, Handoff, Ledger, Model, Reach, Tracked};
 use crate::specs::queue as qspec;
 use modelsync::queue::{Inject, Local, Steal};
@@ -1033,4 +1033,22 @@ impl Subject for QueueSubject {
 #[test]
 fn generated_scenarios() {
     scenario::generated::<QueueSubject>(model!());
+}
+
+/// The queue's complete run: generated scenarios of two threads, each part
+/// small enough that loom explores every execution of it, both passes,
+/// with no preemption bound (the run fails otherwise); every history
+/// checked against `specs/queue.rs`.
+///
+/// Checks.
+#[test]
+fn complete_scenarios() {
+    scenario::generated_complete::<QueueSubject>(
+        model!(),
+        Small {
+            scenarios: 16,
+            threads: 2,
+            sizes: [2, 2, 2],
+        },
+    );
 }

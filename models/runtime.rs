@@ -15,7 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::harness::recorder::{Recorder, Spawned, ThreadRecorder};
-use crate::harness::scenario::{self, Scenario, Subject, Waiter};
+use crate::harness::scenario::{self, Scenario, Small, Subject, Waiter};
 use crate::harness::{model, Flag, Handoff, Ledger, Reach, Tally, Tracked};
 use crate::specs::idle as ispec;
 use crate::specs::live_tasks as lspec;
@@ -687,6 +687,24 @@ fn idle_generated_scenarios() {
     scenario::generated::<IdleSubject>(model!());
 }
 
+/// The idle counters' complete run: generated scenarios of two workers,
+/// every execution of each explored (both passes, no preemption bound;
+/// the run fails otherwise); every history checked against
+/// `specs/idle.rs`.
+///
+/// Checks.
+#[test]
+fn idle_complete_scenarios() {
+    scenario::generated_complete::<IdleSubject>(
+        model!(),
+        Small {
+            scenarios: 64,
+            threads: 2,
+            sizes: [1, 2, 1],
+        },
+    );
+}
+
 // ---------------------------------------------------------------------
 // The live-task list on its own (`src/runtime/live.rs`), with two shards
 // (the runtime has one under the models: its own state space is the
@@ -918,6 +936,24 @@ fn live_tasks_spawn_racing_shutdown() {
 #[test]
 fn live_tasks_generated_scenarios() {
     scenario::generated::<LiveTasksSubject>(model!());
+}
+
+/// The live-task list's complete run: generated scenarios of two
+/// threads, every execution of each explored (both passes, no preemption
+/// bound; the run fails otherwise); every history checked against
+/// `specs/live_tasks.rs`.
+///
+/// Checks: R-11.
+#[test]
+fn live_tasks_complete_scenarios() {
+    scenario::generated_complete::<LiveTasksSubject>(
+        model!(),
+        Small {
+            scenarios: 16,
+            threads: 3,
+            sizes: [1, 1, 1],
+        },
+    );
 }
 
 // ---------------------------------------------------------------------
@@ -2274,6 +2310,24 @@ impl Subject for TaskStateSubject {
 #[test]
 fn task_state_generated_scenarios() {
     scenario::generated::<TaskStateSubject>(model!());
+}
+
+/// The task state word's complete run: generated scenarios of the worker
+/// and one other party, every execution of each explored (both passes, no
+/// preemption bound; the run fails otherwise); every transition's history
+/// checked against `specs/task_state.rs`.
+///
+/// Checks.
+#[test]
+fn task_state_complete_scenarios() {
+    scenario::generated_complete::<TaskStateSubject>(
+        model!(),
+        Small {
+            scenarios: 64,
+            threads: 2,
+            sizes: [2, 2, 2],
+        },
+    );
 }
 
 /// The join-waker hand-off, a component of its own on the task state

@@ -59,6 +59,24 @@ pub struct Handoff {
     pub to: (usize, usize),
 }
 
+/// What a complete run draws ([`generated_complete`]): `scenarios` of
+/// them under loom in a pull request, each of at most `threads` threads
+/// (2 or 3), an initial part of at most `sizes[0]` operations, threads of
+/// at most `sizes[1]`, a final part of at most `sizes[2]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Small {
+    pub scenarios: u64,
+    pub threads: usize,
+    pub sizes: [usize; 3],
+}
+
+thread_local! {
+    /// Set while [`generated_complete`] draws on this thread: [`shape`]
+    /// clamps every part to it, so a subject's one strategy, with its
+    /// roles and fix-ups, also draws its small scenarios.
+    static SMALL: std::cell::Cell<Option<Small>> = const { std::cell::Cell::new(None) };
+}
+
 /// A primitive as the scenarios see it.
 pub trait Subject: 'static {
     /// The primitive's sequential specification (`specs/<p>.rs`).
@@ -666,9 +684,51 @@ fn summed<'a>(passes: impl Iterator<Item = &'a Pass>) -> (String, usize, usize, 
 /// failure, shrinks the scenario and panics with it, as a model, and the
 /// failure.
 pub fn generated<P: Subject>(model: Model) {
+    run_generated::<P>(model, None);
+}
+
+/// The complete run of `P`'s generated scenarios: as [`generated`], but
+/// drawn no larger than `small`, and under loom each one (both passes)
+/// must finish complete, with no preemption bound, within
+/// [`complete_budget`] executions; the model fails, naming the scenarios
+/// that did not, otherwise. (A numeric `LOOM_MAX_PREEMPTIONS`, as the
+/// mutation runs set, still bounds it, and then nothing is required.)
+/// Under loom, `small.scenarios` scenarios unless `MODELSYNC_SCENARIOS`
+/// says otherwise.
+pub fn generated_complete<P: Subject>(model: Model, small: Small) {
+    struct Unset;
+    impl Drop for Unset {
+        fn drop(&mut self) {
+            SMALL.with(|s| s.set(None));
+        }
+    }
+    SMALL.with(|s| s.set(Some(small)));
+    let _unset = Unset;
+    run_generated::<P>(model, Some(small));
+}
+
+/// The loom budget of one scenario's pass in a complete run:
+/// `MODELSYNC_COMPLETE_BUDGET` (default 50,000). A scenario that needs
+/// more fails the run: the budget is a limit, not a fallback.
+pub fn complete_budget() -> usize {
+    env_usize("MODELSYNC_COMPLETE_BUDGET").map_or(50_000, |n| n as usize)
+}
+
+fn run_generated<P: Subject>(model: Model, small: Option<Small>) {
     let name = model.name().to_string();
-    let count = scenario_count::<P>();
-    let seed = scenario_seed(P::NAME);
+    let count = match small {
+        Some(small) if cfg!(loom) => env_usize("MODELSYNC_SCENARIOS").unwrap_or(small.scenarios),
+        _ => scenario_count::<P>(),
+    };
+    let budget = match small {
+        Some(_) => complete_budget(),
+        None => crate::harness::execution_budget(),
+    };
+    // The complete run's own seed: other draws than the bounded run's.
+    let seed = match small {
+        Some(_) => scenario_seed(&format!("{}/complete", P::NAME)),
+        None => scenario_seed(P::NAME),
+    };
     let config = Config {
         cases: count as u32,
         failure_persistence: None,
@@ -682,7 +742,7 @@ pub fn generated<P: Subject>(model: Model) {
         config,
         TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes),
     );
-    let totals = Arc::new(Mutex::new(Vec::<(usize, usize, Ran)>::new()));
+    let totals = Arc::new(Mutex::new(Vec::<(usize, String, Ran)>::new()));
     let start = Instant::now();
     let strategy = P::scenarios();
     let time_limit = scenario_time_limit();
@@ -695,13 +755,14 @@ pub fn generated<P: Subject>(model: Model) {
                 return Ok(());
             }
             let scenario = Arc::new(scenario.keep_valid_handoffs());
-            let ran =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_one::<P>(&scenario)))
-                    .map_err(|payload| TestCaseError::fail(panic_text(payload)))?;
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run_one::<P>(&scenario, budget)
+            }))
+            .map_err(|payload| TestCaseError::fail(panic_text(payload)))?;
             totals
                 .lock()
                 .unwrap()
-                .push((scenario.len(), scenario.threads.len(), ran));
+                .push((scenario.len(), scenario.summary(), ran));
             Ok(())
         })
     };
@@ -730,10 +791,7 @@ pub fn generated<P: Subject>(model: Model) {
     let setting = match crate::harness::backend_name() {
         "loom" => {
             let (scenarios, rest) = scenarios.split_once(' ').unwrap_or((&scenarios, ""));
-            format!(
-                "{scenarios} seed={seed} {rest} budget={}_executions",
-                crate::harness::execution_budget()
-            )
+            format!("{scenarios} seed={seed} {rest} budget={budget}_executions")
         }
         _ => format!(
             "scenarios={} seed={seed} {}",
@@ -772,6 +830,45 @@ pub fn generated<P: Subject>(model: Model) {
         ),
         &real_time,
     );
+    if small.is_some() {
+        require_complete(&name, &totals, budget);
+    }
+}
+
+/// A complete run's scenarios that loom did not finish complete (either
+/// pass), under loom with no numeric bound asked for: the run fails.
+fn require_complete(name: &str, totals: &[(usize, String, Ran)], budget: usize) {
+    if !cfg!(loom) || crate::harness::bound_asked().is_some() {
+        return;
+    }
+    let unfinished: Vec<String> = totals
+        .iter()
+        .filter(|(_, _, ran)| {
+            ran.first.bound.is_some() || ran.real_time.as_ref().is_some_and(|p| p.bound.is_some())
+        })
+        .map(|(_, summary, ran)| {
+            let bound = |p: &Pass| {
+                p.bound
+                    .map_or("complete".to_string(), |b| format!("bound {b}"))
+            };
+            format!(
+                "  {summary}\n    finished at: {}{}",
+                bound(&ran.first),
+                ran.real_time
+                    .as_ref()
+                    .map_or(String::new(), |p| format!("; real-time pass: {}", bound(p)))
+            )
+        })
+        .collect();
+    assert!(
+        unfinished.is_empty(),
+        "{name}: a complete run, but {} of {} scenarios did not finish complete within \
+         {budget} executions (MODELSYNC_COMPLETE_BUDGET); draw smaller ones (the model's \
+         `Small`) or raise the budget:\n{}",
+        unfinished.len(),
+        totals.len(),
+        unfinished.join("\n")
+    );
 }
 
 /// `MODELSYNC_SCENARIO_SECS`: once this much time has passed, the
@@ -786,19 +883,19 @@ fn scenario_time_limit() -> Option<std::time::Duration> {
 /// Runs one scenario under the build's backend; under loom, then again in
 /// the real-time pass (see [`Ran`]), unless this is the audit run, whose
 /// one pass is already that.
-fn run_one<P: Subject>(scenario: &Arc<Scenario<P::Op>>) -> Ran {
+fn run_one<P: Subject>(scenario: &Arc<Scenario<P::Op>>, budget: usize) -> Ran {
     if std::env::var_os("MODELSYNC_SCENARIO_TRACE").is_some() {
         eprintln!("scenario: {}", scenario.summary());
     }
     let audit = crate::harness::audit_run();
     crate::harness::set_access_mode(audit);
-    let first = explore::<P>(scenario, None);
+    let first = explore::<P>(scenario, None, budget);
     let real_time = (cfg!(loom) && !audit).then(|| {
         crate::harness::set_access_mode(true);
         // From where the first pass finished: a scenario too large to
         // finish complete with weak memory is larger still with every
         // access a read-modify-write, which loom's reduction prunes less.
-        let pass = explore::<P>(scenario, first.bound);
+        let pass = explore::<P>(scenario, first.bound, budget);
         crate::harness::set_access_mode(false);
         pass
     });
@@ -808,7 +905,11 @@ fn run_one<P: Subject>(scenario: &Arc<Scenario<P::Op>>) -> Ran {
 /// One exploration of `scenario`, every execution checked: complete within
 /// the budget, else the highest bound from `highest` (or 3) down that
 /// finishes within it.
-fn explore<P: Subject>(scenario: &Arc<Scenario<P::Op>>, highest: Option<usize>) -> Pass {
+fn explore<P: Subject>(
+    scenario: &Arc<Scenario<P::Op>>,
+    highest: Option<usize>,
+    budget: usize,
+) -> Pass {
     let start = Instant::now();
     let executions = Arc::new(AtomicUsize::new(0));
     let reordered = Arc::new(AtomicUsize::new(0));
@@ -827,7 +928,7 @@ fn explore<P: Subject>(scenario: &Arc<Scenario<P::Op>>, highest: Option<usize>) 
     };
     let bound = crate::harness::explore_within(
         body,
-        crate::harness::execution_budget(),
+        budget,
         || {
             executions.store(0, SeqCst);
             reordered.store(0, SeqCst);
@@ -899,6 +1000,20 @@ pub fn shape<Op: Clone + Debug + 'static>(
 ) -> BoxedStrategy<Scenario<Op>> {
     use proptest::collection::vec;
     use proptest::prelude::*;
+    let mut thread_ops = thread_ops;
+    let [init_max, thread_max, post_max] = match SMALL.with(std::cell::Cell::get) {
+        // The first threads keep their roles (a subject's thread 1 is its
+        // reader, taker or receiver).
+        Some(Small { threads, sizes, .. }) => {
+            thread_ops.truncate(threads);
+            [
+                init_max.min(sizes[0]),
+                thread_max.min(sizes[1]),
+                post_max.min(sizes[2]),
+            ]
+        }
+        None => [init_max, thread_max, post_max],
+    };
     assert!((1..=3).contains(&thread_max) && (2..=3).contains(&thread_ops.len()));
     let threads: Vec<BoxedStrategy<Vec<Op>>> = thread_ops
         .into_iter()

@@ -6,17 +6,9 @@ use std::hash::Hash;
 use std::time::{Duration, Instant};
 
 use super::error::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
-use super::{Exclusive, Inbox, Message, Refused, SendInFlight, Shared, Wake};
+use super::{Exclusive, Inbox, Message, SendInFlight, Shared, Wake};
 use crate::park::Parker;
-use crate::sync::{thread, Arc, Condvar, Mutex};
-
-/// How often a blocked `send` yields its thread and looks again before it
-/// sleeps on the condition variable. A full channel usually gains a slot
-/// within a few time slices of the receiver; sleeping and being signalled
-/// costs two system calls and a context switch per message. (Measured on
-/// the keyed benchmark's full channel: see BENCHMARKS.md.) One under the
-/// models, so the path is explored without multiplying the schedules.
-const YIELDS_BEFORE_SLEEP: u32 = if cfg!(any(loom, shuttle)) { 1 } else { 128 };
+use crate::sync::Arc;
 
 /// A keyed channel for threads, holding at most `capacity` messages sent
 /// and not yet received. See the [module documentation](super).
@@ -27,14 +19,7 @@ pub fn sync_channel<K: Eq + Hash + Clone, V>(
     capacity: usize,
 ) -> (SyncSender<K, V>, SyncReceiver<K, V>) {
     let parker = Parker::new();
-    let (shared, reader) = Shared::new(
-        capacity,
-        Wake::Blocking {
-            receiver: parker.unparker().clone(),
-            space_lock: Mutex::new(()),
-            space: Condvar::new(),
-        },
-    );
+    let (shared, reader) = Shared::new(capacity, Wake::blocking(parker.unparker().clone()));
     (
         SyncSender {
             shared: shared.clone(),
@@ -64,35 +49,13 @@ impl<K: Eq + Hash + Clone, V> SyncSender<K, V> {
     /// giving the value back, if the receiver is gone.
     pub fn send(&self, keys: impl IntoIterator<Item = K>, value: V) -> Result<(), SendError<V>> {
         let keys = self.shared.key_set(keys);
-        let Wake::Blocking {
-            space_lock, space, ..
-        } = &self.shared.wake
-        else {
-            unreachable!("a sync handle on an async channel")
-        };
-        let mut yields = 0;
-        loop {
-            match self.shared.try_reserve(false) {
-                Ok(()) => break,
-                Err(Refused::Closed) => return Err(SendError(value)),
-                Err(Refused::Full) if yields < YIELDS_BEFORE_SLEEP => {
-                    yields += 1;
-                    thread::yield_now();
-                    continue;
-                }
-                Err(Refused::Full) => {}
-            }
-            // Counted as a sleeper in the same step that finds the channel
-            // full, and under the lock until the wait: a receive after the
-            // count signals, and cannot signal before the wait.
-            let asleep = space_lock.lock();
-            match self.shared.try_reserve(true) {
-                Ok(()) => break,
-                Err(Refused::Closed) => return Err(SendError(value)),
-                Err(Refused::Full) => {}
-            }
-            drop(space.wait(asleep));
-            self.shared.wake_up();
+        if self
+            .shared
+            .wake
+            .take_room_blocking(&self.shared.room)
+            .is_err()
+        {
+            return Err(SendError(value));
         }
         self.shared.push(keys, value);
         Ok(())
@@ -125,27 +88,7 @@ impl<K: Eq + Hash + Clone, V> SyncReceiver<K, V> {
     }
 
     fn recv_until(&mut self, deadline: Option<Instant>) -> Result<Message<K, V>, RecvTimeoutError> {
-        loop {
-            match self.inbox.get_mut().try_recv() {
-                Ok(message) => return Ok(message),
-                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty | TryRecvError::Conflicted) => {}
-            }
-            // After the announcement, the next push or release, and the
-            // last sender's drop, unpark: the permit ends the park (P-1).
-            if !self.inbox.get_mut().announce_waiting() {
-                continue; // something arrived meanwhile
-            }
-            match deadline {
-                None => self.parker.get_mut().park(),
-                Some(deadline) => {
-                    if Instant::now() >= deadline {
-                        return Err(RecvTimeoutError::Timeout);
-                    }
-                    self.parker.get_mut().park_deadline(deadline);
-                }
-            }
-        }
+        Wake::recv_blocking(self.inbox.get_mut(), self.parker.get_mut(), deadline)
     }
 
     /// Receives without blocking: `Empty` if nothing is queued,

@@ -9,8 +9,7 @@ use std::hash::Hash;
 use std::pin::pin;
 
 use super::error::{RecvError, SendError, TryRecvError, TrySendError};
-use super::{Exclusive, Inbox, Message, Refused, SendInFlight, Shared, Wake};
-use crate::notify::Notify;
+use super::{Exclusive, Inbox, Message, SendInFlight, Shared, Wake};
 use crate::park::Parker;
 use crate::sync::Arc;
 
@@ -20,13 +19,7 @@ use crate::sync::Arc;
 /// # Panics
 /// If `capacity` is 0.
 pub fn channel<K: Eq + Hash + Clone, V>(capacity: usize) -> (Sender<K, V>, Receiver<K, V>) {
-    let (shared, reader) = Shared::new(
-        capacity,
-        Wake::Async {
-            ready: Notify::new(),
-            space: Notify::new(),
-        },
-    );
+    let (shared, reader) = Shared::new(capacity, Wake::asynchronous());
     (
         Sender {
             shared: shared.clone(),
@@ -60,23 +53,6 @@ pub struct Receiver<K: Eq + Hash + Clone, V> {
 /// way (its cooperative budget is 128 operations).
 const RECV_BUDGET: u32 = 128;
 
-/// A sender counted asleep in the channel's `Room`; uncounted when it wakes or
-/// its `send` is cancelled.
-struct Sleeper<'a, K: Eq + Hash + Clone, V>(&'a Shared<K, V>);
-
-impl<K: Eq + Hash + Clone, V> Drop for Sleeper<'_, K, V> {
-    fn drop(&mut self) {
-        self.0.wake_up();
-    }
-}
-
-fn notifies<K, V>(shared: &Shared<K, V>) -> (&Notify, &Notify) {
-    match &shared.wake {
-        Wake::Async { ready, space } => (ready, space),
-        Wake::Blocking { .. } => unreachable!("an async handle on a sync channel"),
-    }
-}
-
 impl<K: Eq + Hash + Clone, V> Sender<K, V> {
     /// Sends `value` under `keys` (any iterable; duplicates count once, and
     /// no keys never conflict), waiting while the channel is full. Fails,
@@ -87,26 +63,9 @@ impl<K: Eq + Hash + Clone, V> Sender<K, V> {
         keys: impl IntoIterator<Item = K>,
         value: V,
     ) -> Result<(), SendError<V>> {
-        let (_, space) = notifies(&self.shared);
         let keys = self.shared.key_set(keys);
-        loop {
-            match self.shared.try_reserve(false) {
-                Ok(()) => break,
-                Err(Refused::Closed) => return Err(SendError(value)),
-                Err(Refused::Full) => {}
-            }
-            // Registered first, then counted as a sleeper in the same step
-            // that finds the channel still full: a receive after the count
-            // notifies, and the registration catches it.
-            let mut freed = pin!(space.notified());
-            freed.as_mut().enable();
-            match self.shared.try_reserve(true) {
-                Ok(()) => break,
-                Err(Refused::Closed) => return Err(SendError(value)),
-                Err(Refused::Full) => {}
-            }
-            let _counted = Sleeper(&self.shared);
-            freed.await;
+        if self.shared.wake.take_room(&self.shared.room).await.is_err() {
+            return Err(SendError(value));
         }
         self.shared.push(keys, value);
         Ok(())
@@ -134,26 +93,13 @@ impl<K: Eq + Hash + Clone, V> Receiver<K, V> {
             self.streak = 0;
             crate::runtime::yield_now().await;
         }
-        let inbox = self.inbox.get_mut();
-        loop {
-            match inbox.try_recv() {
-                Ok(message) => {
-                    self.streak += 1;
-                    return Ok(message);
-                }
-                Err(TryRecvError::Disconnected) => return Err(RecvError),
-                Err(TryRecvError::Empty | TryRecvError::Conflicted) => {}
-            }
-            // After the announcement, the next push or release, and the
-            // last sender's drop, notify; a notification that comes before
-            // the wait below begins is kept as the `Notify`'s permit.
-            if !inbox.announce_waiting() {
-                continue; // something arrived meanwhile
-            }
+        let (received, waited) = Wake::recv(self.inbox.get_mut()).await;
+        if waited {
             self.streak = 0;
-            let (ready, _) = notifies(&inbox.shared);
-            ready.notified().await;
         }
+        let message = received.ok_or(RecvError)?;
+        self.streak += 1;
+        Ok(message)
     }
 
     /// Receives without waiting: `Empty` if nothing is queued,
@@ -179,8 +125,7 @@ impl<K: Eq + Hash + Clone, V> Receiver<K, V> {
                     if !inbox.announce_waiting() {
                         continue;
                     }
-                    let (ready, _) = notifies(&inbox.shared);
-                    wait_on_this_thread(pin!(ready.notified()));
+                    wait_on_this_thread(pin!(inbox.shared.wake.ready().notified()));
                 }
             }
         }

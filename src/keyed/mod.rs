@@ -133,6 +133,7 @@ pub(crate) mod intake;
 pub(crate) mod room;
 pub(crate) mod slots;
 mod table;
+pub(crate) mod waiting;
 
 use std::collections::hash_map::RandomState;
 use std::fmt;
@@ -144,10 +145,9 @@ use self::core::{Core, KeySet, Keyed};
 use self::intake::{Envelope, Pushed, Stack};
 use self::room::{Refused, Room};
 use self::slots::{Reader, Slots};
-use crate::notify::Notify;
-use crate::park::Unparker;
+use self::waiting::Wake;
 use crate::sync::atomic::{AtomicUsize, Ordering::*};
-use crate::sync::{thread, Arc, CachePadded, Condvar, Mutex};
+use crate::sync::{thread, Arc, CachePadded};
 
 pub use blocking::{sync_channel, SyncReceiver, SyncSender};
 pub use future::{channel, Receiver, Sender};
@@ -192,67 +192,6 @@ const IN_FLIGHT_SPINS: u32 = if cfg!(any(loom, shuttle)) { 0 } else { 100 };
 /// (`Inbox::try_recv_exact`).
 struct SendInFlight;
 
-/// How a flavour's waiters wait: the sync receiver on a `Parker`, sync
-/// senders on a condition variable, the async ones on `Notify`s.
-// One per channel, inside its `Arc`: boxing the larger variant (loom's
-// `Notify` is) would only add an indirection to every wake.
-#[allow(clippy::large_enum_variant)]
-enum Wake {
-    Blocking {
-        receiver: Unparker,
-        /// Guards nothing but the condition variable's sleep.
-        space_lock: Mutex<()>,
-        space: Condvar,
-    },
-    Async {
-        ready: Notify,
-        space: Notify,
-    },
-}
-
-impl Wake {
-    /// Something for the receiver: a message or a release after it
-    /// announced it waits, or the last sender gone.
-    fn receiver(&self) {
-        match self {
-            Wake::Blocking { receiver, .. } => receiver.unpark(),
-            Wake::Async { ready, .. } => ready.notify_one(),
-        }
-    }
-
-    /// A slot was freed and a sender sleeps for one.
-    fn one_sender(&self) {
-        match self {
-            // Under the lock: a sleeper holds it from counting itself to
-            // waiting, so the signal cannot fall between.
-            Wake::Blocking {
-                space_lock, space, ..
-            } => {
-                let _asleep = space_lock.lock();
-                space.notify_one();
-            }
-            // A sleeper registered with the `Notify` before counting
-            // itself, so the notification reaches it (or a sender that
-            // registered later and takes the slot instead, passing the
-            // notification on if it does not: N-4).
-            Wake::Async { space, .. } => space.notify_one(),
-        }
-    }
-
-    /// The receiver left.
-    fn all_senders(&self) {
-        match self {
-            Wake::Blocking {
-                space_lock, space, ..
-            } => {
-                let _asleep = space_lock.lock();
-                space.notify_all();
-            }
-            Wake::Async { space, .. } => space.notify_waiters(),
-        }
-    }
-}
-
 impl<K: Eq + Hash + Clone, V> Shared<K, V> {
     /// The shared state, and the receiver's side of its slots.
     fn new(capacity: usize, wake: Wake) -> (Arc<Self>, Reader<K, V>) {
@@ -276,11 +215,6 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
     /// Takes room for a message (`Room::try_take`).
     fn try_reserve(&self, as_sleeper: bool) -> Result<(), Refused> {
         self.room.try_take(as_sleeper)
-    }
-
-    /// Uncounts a sender that `try_reserve` counted asleep.
-    fn wake_up(&self) {
-        self.room.uncount_sleeper();
     }
 
     /// A message's keys, deduplicated and hashed, ready to send.
@@ -631,6 +565,23 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     /// Places in the key table's array. A diagnostic (K-6).
     fn key_places(&self) -> usize {
         self.core.key_places()
+    }
+}
+
+/// The receiver's side as the flavours' waiting sees it (`waiting.rs`).
+impl<K: Eq + Hash + Clone, V> waiting::Receivable for Inbox<K, V> {
+    type Item = Message<K, V>;
+
+    fn try_recv(&mut self) -> Result<Message<K, V>, error::TryRecvError> {
+        Inbox::try_recv(self)
+    }
+
+    fn announce_waiting(&mut self) -> bool {
+        Inbox::announce_waiting(self)
+    }
+
+    fn wake(&self) -> &Wake {
+        &self.shared.wake
     }
 }
 

@@ -56,7 +56,11 @@
 //!   for in few steps; each is argued where it is defined: the keyed
 //!   channel's blocks of 2 slots (`LAP`, 31 in production), `Notify`'s
 //!   wake batch of 2 (`WAKE_BATCH`, 32), the parker's yield before sleeping
-//!   (`YIELD_BEFORE_SLEEP`, off), and the keyed `try_recv`'s looks before
+//!   (`YIELD_BEFORE_SLEEP`, off), a blocked sync keyed `send`'s yields
+//!   before it sleeps (`YIELDS_BEFORE_SLEEP` in `keyed/waiting.rs`, 1
+//!   against 128: each yield is one more look of the same kind, so one
+//!   reaches both paths, a look that finds room and the sleep), and the
+//!   keyed `try_recv`'s looks before
 //!   it sleeps for a send in progress (`IN_FLIGHT_SPINS`, 0 against 100: the
 //!   models check the sleep, the path the looks only shortcut), and the
 //!   runtime's live-task list of 1 shard (`live_task_shards`, four per

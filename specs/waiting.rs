@@ -1,0 +1,92 @@
+//! The keyed channel's waiting (`src/keyed/waiting.rs`), a component on its
+//! own, run over the real room and slot list (`WaitingChannel`): with
+//! them, a bounded first-in first-out channel of one receiver. Its models
+//! (`models/keyed.rs`, "Components") check their histories against this.
+//!
+//! State: the values sent and not received, in the order their sends
+//! linearized; the capacity; whether the receiver closed. `Send` waits
+//! while `capacity` values are there and returns `Sent` once it has room
+//! (taking it: the value joins the back), or `Closed` once the receiver
+//! closed, whatever the room. `Recv` waits while nothing is there and
+//! returns the front value. Deterministic. A blocked operation that never
+//! returned (given up and cancelled: the async flavour) took no effect:
+//! a cancelled send takes no room, a cancelled receive loses no value.
+//!
+//! That nothing waits for good while the specification lets it return is
+//! the component's one promise beyond the room's and the slot list's (no
+//! lost wake-up): the sync flavour shows a lost one as a deadlock (loom
+//! reports it), the async one as a give-up the history cannot place.
+//!
+//! Contract with its callers (kept by the channel, and by the models'
+//! subject): one receiver, which alone receives and closes (once).
+
+use std::collections::VecDeque;
+
+use crate::harness::linearizability::Spec;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Waiting {
+    pub capacity: usize,
+    pub queued: VecDeque<usize>,
+    pub closed: bool,
+}
+
+impl Waiting {
+    pub fn new(capacity: usize) -> Self {
+        Waiting {
+            capacity,
+            queued: VecDeque::new(),
+            closed: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// A blocking send of the item.
+    Send(usize),
+    /// A blocking receive.
+    Recv,
+    Close,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ret {
+    Sent,
+    /// The send gave its value back: the receiver closed.
+    Closed,
+    Received(usize),
+    Unit,
+}
+
+impl Spec for Waiting {
+    type Op = Op;
+    type Ret = Ret;
+
+    fn outcomes(&self, op: &Op) -> Vec<(Ret, Self)> {
+        let mut next = self.clone();
+        match *op {
+            Op::Send(_) if self.closed => vec![(Ret::Closed, next)],
+            Op::Send(item) if self.queued.len() < self.capacity => {
+                next.queued.push_back(item);
+                vec![(Ret::Sent, next)]
+            }
+            Op::Send(_) => Vec::new(), // waits for room
+            Op::Recv => match next.queued.pop_front() {
+                Some(item) => vec![(Ret::Received(item), next)],
+                None => Vec::new(), // waits
+            },
+            Op::Close => {
+                next.closed = true;
+                vec![(Ret::Unit, next)]
+            }
+        }
+    }
+
+    /// A send or receive that did not return was cancelled before it
+    /// took effect (a send pushes only once it has room, and then
+    /// returns; a receive returns what it took).
+    fn unreturned(&self, _op: &Op) -> Vec<Self> {
+        Vec::new()
+    }
+}
