@@ -1885,7 +1885,9 @@ fn number_pushes_and_close_once(mut scenario: Scenario<StackOp>) -> Scenario<Sta
 
 /// Generated scenarios of the release stack: a taker announcing, taking
 /// and closing while 1 or 2 threads push (`harness/scenario.rs`), loom
-/// complete for each; every history checked against
+/// complete for each within its budget, else at the highest bound that
+/// finishes (`release_stack_complete_scenarios` is the complete run);
+/// every history checked against
 /// `specs/release_stack.rs` (push order kept in real time, exactly the
 /// push that replaced an announcement wakes the taker, a push after
 /// `close` refused), every item dropped once and delivered at most once.
@@ -2142,7 +2144,9 @@ impl Subject for SlotListSubject {
 
 /// Generated scenarios of the slot list: a reader popping and announcing
 /// while 1 or 2 threads push, with initial and final parts that cross a
-/// block (2 places per block under the models); loom complete for each;
+/// block (2 places per block under the models); loom complete for each
+/// within its budget, else at the highest bound that finishes
+/// (`slot_list_complete_scenarios` is the complete run);
 /// every history checked against `specs/slot_list.rs` (claim order kept,
 /// `None` only when the next place is unwritten, exactly the write of a
 /// marked place wakes the reader), every item dropped once and delivered
@@ -2440,7 +2444,9 @@ impl Subject for RoomSubject {
 
 /// Generated scenarios of the room at capacity 1: a receiver freeing,
 /// counting and closing while 1 or 2 threads take room, as would-be
-/// sleepers or not; loom complete for each; every history checked
+/// sleepers or not; loom complete for each within its budget, else at
+/// the highest bound that finishes (`room_complete_scenarios` is the
+/// complete run); every history checked
 /// against `specs/room.rs` (`Full` only when the channel was full at a
 /// moment of the call, a receive wakes whenever a sleeper is counted,
 /// `Closed` after the close).

@@ -675,7 +675,8 @@ fn idle_searchers_stop_together() {
 
 /// Generated scenarios of the idle counters: 2 or 3 workers each
 /// starting and stopping searching, parking (and sleeping until a push
-/// wakes them) and pushing; loom complete for each within its budget;
+/// wakes them) and pushing; loom complete for each within its budget,
+/// else at the highest bound that finishes;
 /// every history checked against `specs/idle.rs` (at most the workers
 /// that looked while fewer than half searched search at once, a push wakes
 /// the newest sleeper exactly when none searches, and the last searcher
@@ -2301,7 +2302,9 @@ impl Subject for TaskStateSubject {
 /// thread waking, cloning and
 /// dropping its waker, and the `JoinHandle` aborting, polling and
 /// dropping, then shutdown and the last references
-/// (`harness/scenario.rs`); loom complete for each; every transition's
+/// (`harness/scenario.rs`); loom complete for each within its budget,
+/// else at the highest bound that finishes (three parties: bound 2;
+/// `task_state_complete_scenarios` is the complete run); every transition's
 /// history checked against `specs/task_state.rs` (the count always the
 /// holders, one queued reference at most, no lost wake, the join waker
 /// handed over once, the task freed exactly once).
@@ -2510,7 +2513,8 @@ impl Subject for JoinWakerSubject {
 
 /// Generated scenarios of the join-waker hand-off (`JoinWakerSubject`):
 /// the worker completes the task while the handle polls 1 to 3 times and
-/// may drop; loom complete for each; every history checked against
+/// may drop; loom complete for each within its budget, else at the
+/// highest bound that finishes; every history checked against
 /// `specs/task_state.rs`, every access to the waker's cell checked by
 /// loom, and the stored waker woken exactly once when the task completes
 /// with it stored.
