@@ -2524,3 +2524,23 @@ impl Subject for JoinWakerSubject {
 fn join_waker_generated_scenarios() {
     scenario::generated::<JoinWakerSubject>(model!());
 }
+
+/// The join-waker hand-off's complete run: the worker's completion and
+/// the handle's 1 or 2 polls (and perhaps its drop), every execution of
+/// each scenario explored (both passes, no preemption bound; the run
+/// fails otherwise); every history checked against
+/// `specs/task_state.rs`, and the completer woke the handle's last waker
+/// exactly once.
+///
+/// Checks.
+#[test]
+fn join_waker_complete_scenarios() {
+    scenario::generated_complete::<JoinWakerSubject>(
+        model!(),
+        Small {
+            scenarios: 16,
+            threads: 2,
+            sizes: [0, 2, 0],
+        },
+    );
+}
