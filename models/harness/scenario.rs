@@ -716,18 +716,22 @@ pub fn complete_budget() -> usize {
 
 fn run_generated<P: Subject>(model: Model, small: Option<Small>) {
     let name = model.name().to_string();
-    let count = match small {
-        Some(small) if cfg!(loom) => env_usize("MODELSYNC_SCENARIOS").unwrap_or(small.scenarios),
-        _ => scenario_count::<P>(),
-    };
-    let budget = match small {
-        Some(_) => complete_budget(),
-        None => crate::harness::execution_budget(),
-    };
-    // The complete run's own seed: other draws than the bounded run's.
-    let seed = match small {
-        Some(_) => scenario_seed(&format!("{}/complete", P::NAME)),
-        None => scenario_seed(P::NAME),
+    let (count, budget, seed) = match small {
+        Some(small) => (
+            if cfg!(loom) {
+                env_usize("MODELSYNC_SCENARIOS").unwrap_or(small.scenarios)
+            } else {
+                scenario_count::<P>()
+            },
+            complete_budget(),
+            // The complete run's own seed: other draws than the bounded run's.
+            scenario_seed(&format!("{}/complete", P::NAME)),
+        ),
+        None => (
+            scenario_count::<P>(),
+            crate::harness::execution_budget(),
+            scenario_seed(P::NAME),
+        ),
     };
     let config = Config {
         cases: count as u32,

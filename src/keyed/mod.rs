@@ -224,9 +224,7 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
 
     /// Sends into a slot taken by `try_reserve`.
     fn push(&self, keys: KeySet<K>, value: V) {
-        if self.slots.push((keys, value)) {
-            self.wake.receiver();
-        }
+        self.wake.push(&self.slots, (keys, value));
     }
 
     /// Both flavours' `try_send`.
@@ -258,9 +256,7 @@ impl<K: Eq + Hash + Clone, V> Shared<K, V> {
     /// Frees the room of a message just received (or lost: `Inbox::
     /// next_ready`), waking a sender that waits for room.
     fn free_slot(&self) {
-        if self.room.free() {
-            self.wake.one_sender();
-        }
+        self.wake.free_room(&self.room);
     }
 }
 

@@ -40,6 +40,7 @@
 
 use std::time::Instant;
 
+use super::core::KeySet;
 use super::error::{RecvTimeoutError, TryRecvError};
 use super::room::{Refused, Room};
 use super::slots::{Reader, Slots};
@@ -114,8 +115,24 @@ impl Wake {
         }
     }
 
+    /// Writes a message into the place its send claimed, and wakes the
+    /// receiver if it announced that it waits for that place.
+    pub(super) fn push<K, V>(&self, slots: &Slots<K, V>, message: (KeySet<K>, V)) {
+        if slots.push(message) {
+            self.receiver();
+        }
+    }
+
+    /// Frees the room of a message received, waking a sender if the room
+    /// counts one asleep.
+    pub(super) fn free_room(&self, room: &Room) {
+        if room.free() {
+            self.one_sender();
+        }
+    }
+
     /// A slot was freed and a sender sleeps for one.
-    pub(super) fn one_sender(&self) {
+    fn one_sender(&self) {
         match self {
             // Under the lock: a sleeper holds it from counting itself to
             // waiting, so the signal cannot fall between.
@@ -374,9 +391,7 @@ impl<V> WaitingChannel<V> {
     }
 
     fn push(&self, value: V) {
-        if self.slots.push((super::core::KeySet::empty(), value)) {
-            self.wake.receiver();
-        }
+        self.wake.push(&self.slots, (KeySet::empty(), value));
     }
 }
 
@@ -388,9 +403,7 @@ impl<V> Receivable for WaitingReceiver<V> {
             .reader
             .pop(&self.channel.slots)
             .ok_or(TryRecvError::Empty)?;
-        if self.channel.room.free() {
-            self.channel.wake.one_sender();
-        }
+        self.channel.wake.free_room(&self.channel.room);
         Ok(value)
     }
 
