@@ -17,7 +17,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use crate::harness::recorder::{Recorder, ThreadRecorder};
-use crate::harness::scenario::{self, Scenario, Subject, Waiter};
+use crate::harness::scenario::{self, Scenario, Small, Subject, Waiter};
 use crate::harness::{
     callback_waker, counting_waker, model, Callbacks, Flag, Handoff, Ledger, Reach, WakeCount,
 };
@@ -1170,9 +1170,14 @@ fn notify_finds_the_last_waiter_gone() {
 /// thread creates, polls, enables, waits for and drops futures of its own
 /// (`notified_owned`: a scenario keeps its futures between operations, so
 /// they own their `Notify`; `Notified` is the same waiter inside), and any
-/// thread notifies. Future `t * 10 + k` belongs to thread `t` (the main
-/// thread's serve the initial and final parts). A wait is recorded as the
-/// polls it makes (and, if it gives up, the future's drop).
+/// thread notifies. Future `t * 10 + k` belongs to thread `t` while the
+/// threads run; the initial part may create and register any future, which
+/// its thread then takes over (polling it with its own waker: a waker
+/// change), and the final part may poll any, so that what a concurrent
+/// notification chose is seen after the threads are joined. A poll, enable
+/// or wait of a future not yet created creates it first. A wait is
+/// recorded as the polls it makes (and, if it gives up, the future's
+/// drop).
 struct NotifySubject;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -1238,10 +1243,16 @@ impl Subject for NotifySubject {
         (spec::Notify::default(), futures)
     }
 
-    fn split(main: &mut Futures, _: &Scenario<NotifyOp>, _: usize) -> Futures {
+    fn split(main: &mut Futures, _: &Scenario<NotifyOp>, thread: usize) -> Futures {
+        // The futures the initial part made for this thread.
+        let ids = thread as u64 * 10..thread as u64 * 10 + 10;
+        let taken: Vec<u64> = main.live.range(ids).map(|(&id, _)| id).collect();
         Futures {
             notify: main.notify.clone(),
-            live: Default::default(),
+            live: taken
+                .into_iter()
+                .filter_map(|id| main.live.remove_entry(&id))
+                .collect(),
         }
     }
 
@@ -1258,15 +1269,18 @@ impl Subject for NotifySubject {
     ) {
         use spec::{Op, Ret};
         let me = rec.thread_index();
-        match *op {
-            NotifyOp::Create(id) => {
-                if futures.live.contains_key(&id) {
-                    return;
-                }
+        let create = |futures: &mut Futures, id: u64| {
+            if !futures.live.contains_key(&id) {
                 let notify = futures.notify.clone();
                 let future = rec.op(Op::Create(id), || notify.notified_owned(), |_| Ret::Unit);
                 futures.live.insert(id, Box::pin(future));
             }
+        };
+        if let NotifyOp::Poll(id) | NotifyOp::Enable(id) | NotifyOp::Wait(id) = *op {
+            create(futures, id);
+        }
+        match *op {
+            NotifyOp::Create(id) => create(futures, id),
             NotifyOp::Poll(id) => {
                 Self::poll(futures, id, rec, waiter, me);
             }
@@ -1315,7 +1329,15 @@ impl Subject for NotifySubject {
         use proptest::prelude::*;
         // Thread `t`'s operations, on its futures `t * 10` and `t * 10 + 1`.
         fn ops(t: u64) -> BoxedStrategy<NotifyOp> {
-            let future = prop_oneof![Just(t * 10), Just(t * 10 + 1)];
+            on(prop_oneof![Just(t * 10), Just(t * 10 + 1)].boxed())
+        }
+        // The initial and final parts' operations, on any thread's futures
+        // (`threads` of them besides the main thread).
+        fn main_ops(threads: u64) -> BoxedStrategy<NotifyOp> {
+            let ids: Vec<u64> = (0..=threads).flat_map(|t| [t * 10, t * 10 + 1]).collect();
+            on(proptest::sample::select(ids).boxed())
+        }
+        fn on(future: BoxedStrategy<u64>) -> BoxedStrategy<NotifyOp> {
             prop_oneof![
                 3 => future.clone().prop_map(NotifyOp::Create),
                 2 => future.clone().prop_map(NotifyOp::Poll),
@@ -1330,10 +1352,11 @@ impl Subject for NotifySubject {
         }
         (2usize..=3)
             .prop_flat_map(|threads| {
+                let main = main_ops(scenario::threads_at_most(threads) as u64);
                 scenario::shape(
-                    ops(0),
+                    main.clone(),
                     (1..=threads as u64).map(ops).collect(),
-                    ops(0),
+                    main,
                     [2, 3, 2],
                 )
             })
@@ -1351,4 +1374,23 @@ impl Subject for NotifySubject {
 #[test]
 fn generated_scenarios() {
     scenario::generated::<NotifySubject>(model!());
+}
+
+/// Small generated scenarios, each explored completely under loom (weak
+/// memory and the real-time pass; `harness/scenario.rs`,
+/// `generated_complete`): two threads on futures the initial part may
+/// have registered for them, every history checked against
+/// `specs/notify.rs`.
+///
+/// Checks: N-1, N-2, N-3, N-4, N-5.
+#[test]
+fn complete_scenarios() {
+    scenario::generated_complete::<NotifySubject>(
+        model!(),
+        Small {
+            scenarios: 32,
+            threads: 2,
+            sizes: [2, 3, 2],
+        },
+    );
 }

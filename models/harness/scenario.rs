@@ -77,6 +77,15 @@ thread_local! {
     static SMALL: std::cell::Cell<Option<Small>> = const { std::cell::Cell::new(None) };
 }
 
+/// At most `threads`, or fewer while a complete run draws: how many
+/// threads a strategy that names other threads' objects (as Notify's
+/// initial part names their futures) should count on.
+pub fn threads_at_most(threads: usize) -> usize {
+    SMALL
+        .with(std::cell::Cell::get)
+        .map_or(threads, |small| threads.min(small.threads))
+}
+
 /// A primitive as the scenarios see it.
 pub trait Subject: 'static {
     /// The primitive's sequential specification (`specs/<p>.rs`).
@@ -141,6 +150,9 @@ struct Waiting {
     threads: Mutex<Vec<Option<thread::Thread>>>,
     /// Per thread: woken since it last looked.
     woken: Vec<AtomicBool>,
+    /// Per thread: unparked by [`Waiting::wake`], which a return from
+    /// `thread::park` alone does not say: shuttle's may return spuriously.
+    unparked: Vec<AtomicBool>,
     /// Threads parked in a wait; a bit per thread.
     parked: AtomicU64,
     finished: AtomicUsize,
@@ -152,6 +164,7 @@ impl Waiting {
         Arc::new(Waiting {
             threads: Mutex::new(vec![None; threads]),
             woken: (0..threads).map(|_| AtomicBool::new(false)).collect(),
+            unparked: (0..threads).map(|_| AtomicBool::new(false)).collect(),
             parked: AtomicU64::new(0),
             finished: AtomicUsize::new(0),
             total,
@@ -169,6 +182,7 @@ impl Waiting {
         // own operation up while this one is about to go on (the
         // history's give-up check would call that a lost wake-up).
         if self.parked.fetch_and(!(1 << t), SeqCst) & (1 << t) != 0 {
+            self.unparked[t].store(true, SeqCst);
             // Out of the lock before unparking: under loom and shuttle an
             // unpark is a scheduling point, and their threads share one OS
             // thread, so another model thread taking this (real) lock while
@@ -266,7 +280,13 @@ impl Waiter {
                 return self.waiting.woken[self.me].swap(false, SeqCst);
             }
         }
+        // Until unparked by a wake: a spurious return (shuttle's park has
+        // them) would poll again as if woken, and two threads doing that
+        // could outrun any history's length.
         thread::park();
+        while !self.waiting.unparked[self.me].swap(false, SeqCst) {
+            thread::park();
+        }
         self.waiting.parked.fetch_and(!bit, SeqCst);
         self.waiting.woken[self.me].store(false, SeqCst);
         true
