@@ -1201,20 +1201,42 @@ struct Futures {
 }
 
 impl NotifySubject {
+    /// Future `id`, created first (the creation recorded) if it is not yet.
+    fn future<'a>(
+        futures: &'a mut Futures,
+        id: u64,
+        rec: &ThreadRecorder<spec::Notify>,
+    ) -> Pin<&'a mut modelsync::notify::OwnedNotified> {
+        let notify = &futures.notify;
+        futures
+            .live
+            .entry(id)
+            .or_insert_with(|| {
+                let notify = notify.clone();
+                let future = rec.op(
+                    spec::Op::Create(id),
+                    || notify.notified_owned(),
+                    |_| spec::Ret::Unit,
+                );
+                Box::pin(future)
+            })
+            .as_mut()
+    }
+
     fn poll(
         futures: &mut Futures,
         id: u64,
         rec: &ThreadRecorder<spec::Notify>,
         waiter: &Waiter,
         me: usize,
-    ) -> Option<bool> {
-        let future = futures.live.get_mut(&id)?;
+    ) -> bool {
+        let future = Self::future(futures, id, rec);
         let waker = waiter.waker();
-        Some(rec.op(
+        rec.op(
             spec::Op::Poll(id, me),
-            || poll(future.as_mut(), &waker),
+            || poll(future, &waker),
             |&ready| spec::Ret::Ready(ready),
-        ))
+        )
     }
 
     fn drop_future(futures: &mut Futures, id: u64, rec: &ThreadRecorder<spec::Notify>) {
@@ -1269,41 +1291,25 @@ impl Subject for NotifySubject {
     ) {
         use spec::{Op, Ret};
         let me = rec.thread_index();
-        let create = |futures: &mut Futures, id: u64| {
-            if !futures.live.contains_key(&id) {
-                let notify = futures.notify.clone();
-                let future = rec.op(Op::Create(id), || notify.notified_owned(), |_| Ret::Unit);
-                futures.live.insert(id, Box::pin(future));
-            }
-        };
-        if let NotifyOp::Poll(id) | NotifyOp::Enable(id) | NotifyOp::Wait(id) = *op {
-            create(futures, id);
-        }
         match *op {
-            NotifyOp::Create(id) => create(futures, id),
+            NotifyOp::Create(id) => {
+                Self::future(futures, id, rec);
+            }
             NotifyOp::Poll(id) => {
                 Self::poll(futures, id, rec, waiter, me);
             }
             NotifyOp::Enable(id) => {
-                let Some(future) = futures.live.get_mut(&id) else {
-                    return;
-                };
-                rec.op(
-                    Op::Enable(id),
-                    || future.as_mut().enable(),
-                    |&r| Ret::Ready(r),
-                );
+                let future = Self::future(futures, id, rec);
+                rec.op(Op::Enable(id), || future.enable(), |&r| Ret::Ready(r));
             }
-            NotifyOp::Wait(id) => loop {
-                match Self::poll(futures, id, rec, waiter, me) {
-                    None | Some(true) => break,
-                    Some(false) if waiter.park() => {}
-                    Some(false) => {
+            NotifyOp::Wait(id) => {
+                while !Self::poll(futures, id, rec, waiter, me) {
+                    if !waiter.park() {
                         Self::drop_future(futures, id, rec);
                         break;
                     }
                 }
-            },
+            }
             NotifyOp::Drop(id) => Self::drop_future(futures, id, rec),
             NotifyOp::NotifyOne => {
                 rec.op(Op::NotifyOne, || futures.notify.notify_one(), |_| Ret::Unit)

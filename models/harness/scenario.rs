@@ -152,6 +152,10 @@ struct Waiting {
     woken: Vec<AtomicBool>,
     /// Per thread: unparked by [`Waiting::wake`], which a return from
     /// `thread::park` alone does not say: shuttle's may return spuriously.
+    /// Set with every unpark, so it stays paired with the unpark token: a
+    /// token left by a wake the thread saw before it parked makes its next
+    /// park return at once, with the flag still set, as before the flag.
+    /// (Not derivable from `parked`: that bit is set again by then.)
     unparked: Vec<AtomicBool>,
     /// Threads parked in a wait; a bit per thread.
     parked: AtomicU64,
