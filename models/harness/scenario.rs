@@ -150,7 +150,7 @@ struct Waiting {
     threads: Mutex<Vec<Option<thread::Thread>>>,
     /// Per thread: woken since it last looked.
     woken: Vec<AtomicBool>,
-    /// Per thread: unparked by [`Waiting::wake`], which a return from
+    /// Per thread: unparked by [`Waiting::nudge`] (or a wake-up), which a return from
     /// `thread::park` alone does not say: shuttle's may return spuriously.
     /// Set with every unpark, so it stays paired with the unpark token: a
     /// token left by a wake the thread saw before it parked makes its next
@@ -181,6 +181,16 @@ impl Waiting {
     /// them sees the other.)
     fn wake(&self, t: usize) {
         self.woken[t].store(true, SeqCst);
+        self.nudge(t);
+    }
+
+    /// Makes thread `t` look again if it is parked, without counting as a
+    /// wake-up: a thread that finds every other one stuck nudges them and
+    /// gives up unless it was woken itself. (Were a nudge a wake-up, two
+    /// threads stuck at once could nudge each other into looking again
+    /// for ever: on real threads, two waits on futures nobody notifies
+    /// did, until the history's length ran out.)
+    fn nudge(&self, t: usize) {
         // Uncounted as parked from now on, not once it runs again: until
         // then, another thread must not take it for stuck and give its
         // own operation up while this one is about to go on (the
@@ -252,11 +262,11 @@ impl Waiter {
         parked + self.waiting.finished.load(SeqCst) >= self.waiting.total
     }
 
-    fn wake_parked(&self) {
+    fn nudge_parked(&self) {
         let parked = self.waiting.parked.load(SeqCst);
         for t in 0..self.waiting.woken.len() {
             if t != self.me && parked & (1 << t) != 0 {
-                self.waiting.wake(t);
+                self.waiting.nudge(t);
             }
         }
     }
@@ -274,7 +284,7 @@ impl Waiter {
         if self.stuck() {
             // The others look again: one of them may give up, and what
             // it does next may free this thread.
-            self.wake_parked();
+            self.nudge_parked();
             if give_up {
                 self.waiting.parked.fetch_and(!bit, SeqCst);
                 // A wake that came after the look above and before the
@@ -320,7 +330,7 @@ impl Waiter {
     /// This thread has run all its operations.
     fn finish(&self) {
         self.waiting.finished.fetch_add(1, SeqCst);
-        self.wake_parked();
+        self.nudge_parked();
     }
 }
 
