@@ -86,6 +86,34 @@ pub fn threads_at_most(threads: usize) -> usize {
         .map_or(threads, |small| threads.min(small.threads))
 }
 
+/// A scenario thread's last act if it panics on real threads: it signals
+/// every hand-off it owes and counts as finished, so that no other thread
+/// waits for it for ever and the join reports the panic (else `ci/test`
+/// would hang until CI's time limit). Loom and shuttle end the execution
+/// at the panic themselves.
+struct Abandon<'a> {
+    waiter: &'a Waiter,
+    flags: &'a [modelsync::sync::Arc<AtomicFlag>],
+    handoffs: &'a [Handoff],
+    me: usize,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() || modelsync::sync::BACKEND != "std" {
+            return;
+        }
+        for (h, handoff) in self.handoffs.iter().enumerate() {
+            if handoff.from.0 == self.me {
+                // Release: as the signal after an operation.
+                self.flags[h].fetch_or(true, Release);
+                self.waiter.waiting.wake(handoff.to.0);
+            }
+        }
+        self.waiter.finish();
+    }
+}
+
 /// A primitive as the scenarios see it.
 pub trait Subject: 'static {
     /// The primitive's sequential specification (`specs/<p>.rs`).
@@ -462,6 +490,12 @@ pub fn execute<P: Subject>(scenario: &Arc<Scenario<P::Op>>, record: bool) -> boo
         let flags = flags.clone();
         running.push(thread::spawn(move || {
             waiter.start();
+            let _on_panic = Abandon {
+                waiter: &waiter,
+                flags: &flags,
+                handoffs: &scenario.handoffs,
+                me: t,
+            };
             for (i, op) in scenario.threads[t - 1].iter().enumerate() {
                 for (h, handoff) in scenario.handoffs.iter().enumerate() {
                     if handoff.to == (t, i) {
