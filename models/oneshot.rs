@@ -907,9 +907,10 @@ impl Subject for OneshotChannel {
 /// operations on one thread, the receiver's on another, with initial and
 /// final parts and hand-offs; every execution's history checked against
 /// `specs/oneshot.rs` (a value is received iff sent, `try_recv` finds a
-/// value whose `send` returned, closing is seen), every item dropped once.
+/// value whose `send` returned, closing is seen, an await is woken after
+/// its waker changed), every item dropped once.
 ///
-/// Checks: O-2, O-3, O-6, O-7.
+/// Checks: O-2, O-3, O-4, O-6, O-7.
 #[test]
 fn generated_scenarios() {
     scenario::generated::<OneshotChannel>(model!());
