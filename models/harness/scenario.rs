@@ -105,9 +105,7 @@ impl Drop for Abandon<'_> {
         }
         for (h, handoff) in self.handoffs.iter().enumerate() {
             if handoff.from.0 == self.me {
-                // Release: as the signal after an operation.
-                self.flags[h].fetch_or(true, Release);
-                self.waiter.waiting.wake(handoff.to.0);
+                self.waiter.signal(&self.flags[h], handoff.to.0);
             }
         }
         self.waiter.finish();
@@ -355,6 +353,17 @@ impl Waiter {
         }
     }
 
+    /// Sets a hand-off's `flag` and wakes thread `to`, which waits for it
+    /// (`wait_for`).
+    fn signal(&self, flag: &AtomicFlag, to: usize) {
+        // Release: see `wait_for`. A read-modify-write, as the waiter's:
+        // loom 0.7.3 may place a plain store inside another thread's
+        // read-modify-write (tokio-rs/loom issue 254), and the waiter's
+        // would then read `false` after it.
+        flag.fetch_or(true, Release);
+        self.waiting.wake(to);
+    }
+
     /// This thread has run all its operations.
     fn finish(&self) {
         self.waiting.finished.fetch_add(1, SeqCst);
@@ -507,13 +516,7 @@ pub fn execute<P: Subject>(scenario: &Arc<Scenario<P::Op>>, record: bool) -> boo
                 for (h, handoff) in scenario.handoffs.iter().enumerate() {
                     if handoff.from == (t, i) {
                         rec.signal(h);
-                        // Release: see `wait_for`. A read-modify-write, as
-                        // the waiter's: loom 0.7.3 may place a plain store
-                        // inside another thread's read-modify-write
-                        // (tokio-rs/loom issue 254), and the waiter's would
-                        // then read `false` after it.
-                        flags[h].fetch_or(true, Release);
-                        waiter.waiting.wake(handoff.to.0);
+                        waiter.signal(&flags[h], handoff.to.0);
                     }
                 }
             }
