@@ -17,6 +17,7 @@ use std::thread::spawn as watchdog_thread; // shim-exempt: the deadlock watchdog
 use crate::specs::keyed::{unique, Keyed, Op as SpecOp, RecvErr, Ret, SendErr};
 use crate::support::{step, DropLog, Item};
 use counted_key::{live_copies, CountedKey, COMPARISONS, HASHES};
+use touchy_key::Touchy;
 use modelsync::keyed::error::{TryRecvError, TrySendError};
 use modelsync::keyed::{sync_channel, Message};
 use proptest::prelude::*;
@@ -1087,6 +1088,305 @@ fn cost_does_not_grow_with_the_queue() {
     );
 }
 
+/// Both flavours' non-blocking ends, for the tests that run in each.
+trait TryEnds<K: Eq + std::hash::Hash + Clone, V> {
+    fn try_send(&self, keys: Vec<K>, value: V) -> Result<(), TrySendError<V>>;
+    fn try_recv(&mut self) -> Result<Message<K, V>, TryRecvError>;
+}
+
+impl<K: Eq + std::hash::Hash + Clone, V> TryEnds<K, V>
+    for (modelsync::keyed::SyncSender<K, V>, modelsync::keyed::SyncReceiver<K, V>)
+{
+    fn try_send(&self, keys: Vec<K>, value: V) -> Result<(), TrySendError<V>> {
+        self.0.try_send(keys, value)
+    }
+    fn try_recv(&mut self) -> Result<Message<K, V>, TryRecvError> {
+        self.1.try_recv()
+    }
+}
+
+impl<K: Eq + std::hash::Hash + Clone, V> TryEnds<K, V>
+    for (modelsync::keyed::Sender<K, V>, modelsync::keyed::Receiver<K, V>)
+{
+    fn try_send(&self, keys: Vec<K>, value: V) -> Result<(), TrySendError<V>> {
+        self.0.try_send(keys, value)
+    }
+    fn try_recv(&mut self) -> Result<Message<K, V>, TryRecvError> {
+        self.1.try_recv()
+    }
+}
+
+/// Runs `test` on a channel of capacity 16 in each flavour, each time with
+/// a fresh drop log, and then checks that every value and every key copy
+/// was dropped exactly once.
+fn in_both_flavours(test: impl Fn(&mut dyn TryEnds<Touchy, Item>, &mut DropLog)) {
+    for flavour in ["sync", "async"] {
+        let mut log = DropLog::default();
+        let mut ends: Box<dyn TryEnds<Touchy, Item>> = match flavour {
+            "sync" => Box::new(sync_channel::<Touchy, Item>(16)),
+            _ => Box::new(modelsync::keyed::channel::<Touchy, Item>(16)),
+        };
+        test(&mut *ends, &mut log);
+        drop(ends);
+        assert_eq!(log.each_dropped_once(), Ok(()), "{flavour}: values");
+        assert_eq!(touchy_key::live(), 0, "{flavour}: key copies left alive");
+    }
+}
+
+/// Receives, expecting the value `id`.
+fn recv_id(ends: &mut dyn TryEnds<Touchy, Item>, id: u32) -> Message<Touchy, Item> {
+    let message = ends.try_recv().expect("a deliverable message");
+    assert_eq!(message.value().id, id, "received the wrong message");
+    message
+}
+
+/// The user's call that runs the armed key code: it must panic with the
+/// key's own message, and nothing else may.
+fn recv_panics(ends: &mut dyn TryEnds<Touchy, Item>) {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ends.try_recv().map(|m| m.value().id)
+    }));
+    touchy_key::disarm();
+    let message = crate::support::panic_message(result.expect_err("the key's code panicked"));
+    assert!(message.contains(touchy_key::PANIC), "panic message: {message}");
+}
+
+fn keys(ids: &[u8]) -> Vec<Touchy> {
+    ids.iter().map(|&id| Touchy::new(id)).collect()
+}
+
+const A: u8 = 0;
+const B: u8 = 1;
+const C: u8 = 2;
+const D: u8 = 3;
+const E: u8 = 4;
+
+/// A key's `Clone` or `Eq` that panics while the receiver files a message
+/// whose other key is held loses that message alone and leaves exclusion
+/// intact: the message on C sent afterwards is not received while C is
+/// held, even once A (the held key the lost message waited on) is
+/// released, and every key (the one that panicked included) works as
+/// before, in order. Before filing was made panic-safe, the lost message
+/// left its place in A's queue, the next message filed took that place,
+/// and the release of A handed out the message on C while C was held
+/// (issue 48).
+///
+/// Checks: K-1, K-2, K-4, K-5.
+#[test]
+fn a_key_panicking_while_its_message_is_filed_keeps_exclusion() {
+    use touchy_key::Trap;
+    for trap in [Trap::Clone, Trap::Eq] {
+        in_both_flavours(|ends, log| {
+            ends.try_send(keys(&[A]), log.item()).unwrap(); // 0
+            let holds_a = recv_id(ends, 0);
+            ends.try_send(keys(&[C]), log.item()).unwrap(); // 1
+            let holds_c = recv_id(ends, 1);
+            ends.try_send(keys(&[B]), log.item()).unwrap(); // 2
+            let mut holds_b = Some(recv_id(ends, 2));
+            if trap == Trap::Clone {
+                // B untracked, so filing clones it; held, filing compares
+                // it with its entry (`Eq` runs only on equal hashes).
+                holds_b = None;
+            }
+            touchy_key::arm(trap, B);
+            ends.try_send(keys(&[A, B]), log.item()).unwrap(); // 3
+            recv_panics(ends);
+            assert_eq!(log.dropped_ids().last(), Some(&3), "the lost value, once");
+            ends.try_send(keys(&[C]), log.item()).unwrap(); // 4
+            assert_eq!(ends.try_recv().unwrap_err(), TryRecvError::Conflicted);
+            drop(holds_a);
+            assert_eq!(
+                ends.try_recv().unwrap_err(),
+                TryRecvError::Conflicted,
+                "{trap:?}: C is held, so the message on C must wait"
+            );
+            ends.try_send(keys(&[A]), log.item()).unwrap(); // 5: A is free
+            let holds_a = recv_id(ends, 5);
+            ends.try_send(keys(&[B]), log.item()).unwrap(); // 6
+            let holds_b = match holds_b {
+                Some(held) => {
+                    assert_eq!(ends.try_recv().unwrap_err(), TryRecvError::Conflicted);
+                    drop(held);
+                    recv_id(ends, 6)
+                }
+                None => recv_id(ends, 6),
+            };
+            drop(holds_c);
+            let holds_c = recv_id(ends, 4);
+            ends.try_send(keys(&[C, A]), log.item()).unwrap(); // 7: waits for both
+            drop(holds_c);
+            assert_eq!(ends.try_recv().unwrap_err(), TryRecvError::Conflicted);
+            drop(holds_a);
+            drop(recv_id(ends, 7));
+            drop(holds_b);
+            assert_eq!(ends.try_recv().unwrap_err(), TryRecvError::Empty);
+        });
+    }
+}
+
+/// A key's `Eq` that panics while the receiver takes in a release leaves
+/// that key, and the released message's later keys, held for good (as the
+/// module documentation allows), the keys before it released, and every
+/// other key working: no message on a key still held is ever handed out,
+/// and nothing is lost or dropped twice.
+///
+/// Checks: K-1, K-4, K-5.
+#[test]
+fn a_key_panicking_while_released_keeps_exclusion() {
+    for (trap_on, a_released) in [(A, false), (B, true)] {
+        in_both_flavours(|ends, log| {
+            ends.try_send(keys(&[A, B]), log.item()).unwrap(); // 0
+            let holds_ab = recv_id(ends, 0);
+            ends.try_send(keys(&[A]), log.item()).unwrap(); // 1
+            ends.try_send(keys(&[B]), log.item()).unwrap(); // 2
+            assert_eq!(ends.try_recv().unwrap_err(), TryRecvError::Conflicted);
+            touchy_key::arm(touchy_key::Trap::Eq, trap_on);
+            drop(holds_ab);
+            recv_panics(ends);
+            // A's release comes first: it went through if B's panicked.
+            let holds_a = a_released.then(|| recv_id(ends, 1));
+            assert_eq!(
+                ends.try_recv().unwrap_err(),
+                TryRecvError::Conflicted,
+                "a key still held was handed out"
+            );
+            ends.try_send(keys(&[C]), log.item()).unwrap(); // 3
+            let holds_c = recv_id(ends, 3);
+            ends.try_send(keys(&[C, D]), log.item()).unwrap(); // 4
+            assert_eq!(ends.try_recv().unwrap_err(), TryRecvError::Conflicted);
+            drop(holds_c);
+            drop(recv_id(ends, 4));
+            drop(holds_a);
+            assert_eq!(ends.try_recv().unwrap_err(), TryRecvError::Conflicted);
+        });
+    }
+}
+
+/// A key's `Eq` that panics while a release makes a waiting message ready
+/// (its keys are looked up) leaves that message waiting for good, with
+/// the keys it waited on, and the rest of the channel as it was.
+///
+/// Checks: K-1, K-4, K-5.
+#[test]
+fn a_key_panicking_while_its_message_is_made_ready_keeps_exclusion() {
+    in_both_flavours(|ends, log| {
+        ends.try_send(keys(&[A]), log.item()).unwrap(); // 0
+        let holds_a = recv_id(ends, 0);
+        ends.try_send(keys(&[A, D]), log.item()).unwrap(); // 1: waits for A
+        assert_eq!(ends.try_recv().unwrap_err(), TryRecvError::Conflicted);
+        touchy_key::arm(touchy_key::Trap::Eq, D);
+        drop(holds_a);
+        recv_panics(ends);
+        ends.try_send(keys(&[D]), log.item()).unwrap(); // 2: behind 1
+        ends.try_send(keys(&[E]), log.item()).unwrap(); // 3
+        let holds_e = recv_id(ends, 3);
+        assert_eq!(ends.try_recv().unwrap_err(), TryRecvError::Conflicted);
+        drop(holds_e);
+        ends.try_send(keys(&[E, C]), log.item()).unwrap(); // 4
+        drop(recv_id(ends, 4));
+    });
+}
+
+/// Filing a message whose key's `Clone` or `Eq` panics at any point
+/// changes nothing in the receiver's core: random pushes (some armed to
+/// panic at their n-th key call), receives and releases step the core
+/// and its specification (`specs/key_core.rs`) side by side, a push that
+/// panicked leaving the specification as it was.
+///
+/// Checks: K-1, K-2, K-6.
+#[test]
+fn a_push_whose_key_panics_changes_nothing_in_the_core() {
+    use crate::specs::key_core::{KeyCore, Op};
+    let step = prop_oneof![
+        3 => (proptest::collection::vec(0u8..4, 0..=3), proptest::option::of((any::<bool>(), 0usize..6)))
+            .prop_map(|(keys, trap)| (Some(keys), trap, 0)),
+        2 => Just((None, None, 0)),
+        2 => any::<usize>().prop_map(|at| (None, None, at + 1)),
+    ];
+    let config = crate::support::proptest_config(512);
+    TestRunner::new(config)
+        .run(&proptest::collection::vec(step, 1..60), |steps| {
+            let mut core = modelsync::internals::keyed::CoreOfIds::<Touchy>::new();
+            let mut model = KeyCore::default();
+            for (id, (push, trap, release)) in steps.into_iter().enumerate() {
+                let op = match (push, release) {
+                    (Some(keys), _) => Op::Push(id, keys),
+                    (None, 0) => Op::PopReady,
+                    (None, _) if model.received.is_empty() => continue,
+                    (None, at) => Op::Release(model.received[at % model.received.len()].0),
+                };
+                let (want, next) = model.step(&op).expect("an operation the contract allows");
+                let got = match &op {
+                    Op::Push(id, keys) => {
+                        if let Some((clone, skip)) = trap {
+                            let kind = if clone { touchy_key::Trap::Clone } else { touchy_key::Trap::Eq };
+                            touchy_key::arm_any(kind, skip);
+                        }
+                        let pushed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            core.push(*id, keys.iter().map(|&k| Touchy::new(k)));
+                        }));
+                        touchy_key::disarm();
+                        if pushed.is_err() {
+                            // Nothing filed: the specification stays.
+                            prop_assert_eq!(core.tracked_keys(), model.tracked_keys(), "after a panic in {:?}", op);
+                            continue;
+                        }
+                        None
+                    }
+                    Op::PopReady => core.pop_ready(),
+                    Op::Release(id) => {
+                        core.release(*id);
+                        None
+                    }
+                };
+                prop_assert_eq!(got, want, "{:?} from {:?}", op, model);
+                model = next;
+                prop_assert_eq!(core.tracked_keys(), model.tracked_keys(), "tracked keys after {:?}", op);
+            }
+            drop(core);
+            prop_assert_eq!(touchy_key::live(), 0, "key copies left alive");
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// A send's deduplication costs O(keys) (K-6), and keeps each key once, in
+/// first-seen order (K-8): for 2,000 and for 32,000 distinct keys, each
+/// sent twice (every other key repeated at once, the rest at the end), its
+/// work (earlier keys whose hashes a new key's is compared with, and keys
+/// refiled as its table grows) is at most 8 per key, and about the same
+/// per key at both sizes. A deduplication comparing each key with every
+/// earlier one does n^2 / 2 (2 million and 512 million).
+///
+/// Checks: K-6, K-8.
+#[test]
+fn a_sends_deduplication_is_linear_in_its_keys() {
+    let core = modelsync::internals::keyed::CoreOfIds::<u32>::new();
+    let mut per_key = Vec::new();
+    for n in [2_000u32, 32_000] {
+        let sent: Vec<u32> = (0..n)
+            .flat_map(|k| if k % 2 == 0 { vec![k, k] } else { vec![k] })
+            .chain((0..n).filter(|k| k % 2 == 1))
+            .collect();
+        let (kept, work) = core.deduplicate(sent);
+        assert_eq!(kept, (0..n).collect::<Vec<_>>(), "first-seen order");
+        assert!(
+            work <= 8 * n as usize,
+            "deduplicating {n} keys (sent {} times) did {work} steps: not linear",
+            2 * n
+        );
+        per_key.push(work as f64 / f64::from(n));
+    }
+    assert!(
+        per_key[1] <= 1.5 * per_key[0],
+        "the work per key grew with the keys: {per_key:?}"
+    );
+    // Small messages keep scanning: a repeat among two keys is found.
+    assert_eq!(core.deduplicate([7, 7]).0, vec![7]);
+    assert_eq!(core.deduplicate([7, 8, 7]).0, vec![7, 8]);
+    assert_eq!(core.deduplicate(Vec::<u32>::new()).0, Vec::<u32>::new());
+}
+
 // Last in the file: the tests stay at the top level (`keyed::<fn>`).
 
 /// A key that counts, on this thread, how often it is hashed and compared
@@ -1142,4 +1442,102 @@ mod counted_key {
             self.0 == other.0
         }
     }
+}
+
+/// A key whose `Clone` or `Eq` panics once when armed (for one key id, or
+/// for the n-th call of either), counting its live copies on this thread,
+/// so that a test can check that a panic leaks and doubles no key.
+mod touchy_key {
+    use std::cell::Cell;
+
+    /// Which of the key's code panics.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) enum Trap {
+        Clone,
+        Eq,
+    }
+
+    /// What a trapped call panics with.
+    pub(super) const PANIC: &str = "the touchy key's code panicked";
+
+    thread_local! {
+        static LIVE: Cell<isize> = const { Cell::new(0) };
+        /// The armed trap: its kind, the key id it fires on (any if
+        /// `None`), and how many matching calls to let through first.
+        static ARMED: Cell<Option<(Trap, Option<u8>, usize)>> = const { Cell::new(None) };
+    }
+
+    /// The next `kind` call on key `id` panics.
+    pub(super) fn arm(kind: Trap, id: u8) {
+        ARMED.with(|a| a.set(Some((kind, Some(id), 0))));
+    }
+
+    /// The `kind` call after `skip` more on any key panics.
+    pub(super) fn arm_any(kind: Trap, skip: usize) {
+        ARMED.with(|a| a.set(Some((kind, None, skip))));
+    }
+
+    pub(super) fn disarm() {
+        ARMED.with(|a| a.set(None));
+    }
+
+    /// Copies alive on this thread.
+    pub(super) fn live() -> isize {
+        LIVE.with(Cell::get)
+    }
+
+    fn trip(kind: Trap, ids: [u8; 2]) {
+        let fire = ARMED.with(|armed| match armed.get() {
+            Some((k, on, skip)) if k == kind && on.map_or(true, |id| ids.contains(&id)) => {
+                if skip == 0 {
+                    armed.set(None);
+                    true
+                } else {
+                    armed.set(Some((k, on, skip - 1)));
+                    false
+                }
+            }
+            _ => false,
+        });
+        assert!(!fire, "{PANIC} ({kind:?} of key {ids:?})");
+    }
+
+    /// Made only by `new` or `clone`, so that every drop has its count.
+    #[derive(Debug)]
+    pub(crate) struct Touchy(u8);
+
+    impl Touchy {
+        pub(super) fn new(id: u8) -> Self {
+            LIVE.with(|l| l.set(l.get() + 1));
+            Touchy(id)
+        }
+    }
+
+    impl Clone for Touchy {
+        fn clone(&self) -> Self {
+            trip(Trap::Clone, [self.0, self.0]);
+            Touchy::new(self.0)
+        }
+    }
+
+    impl Drop for Touchy {
+        fn drop(&mut self) {
+            LIVE.with(|l| l.set(l.get() - 1));
+        }
+    }
+
+    impl std::hash::Hash for Touchy {
+        fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+            self.0.hash(state);
+        }
+    }
+
+    impl PartialEq for Touchy {
+        fn eq(&self, other: &Self) -> bool {
+            trip(Trap::Eq, [self.0, other.0]);
+            self.0 == other.0
+        }
+    }
+
+    impl Eq for Touchy {}
 }

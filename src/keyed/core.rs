@@ -29,6 +29,18 @@
 //!   (`KeySet::new`): the table (`table.rs`) never hashes a key, so the
 //!   receiver, which serialises the channel, does no hashing at all, and a
 //!   key's `Hash` never runs on its thread.
+//! - The user's code here is a key's `Eq` (lookups) and `Clone` (a new
+//!   entry keeps a clone). It runs before anything it could leave half
+//!   done: filing a message looks up and clones every key first and
+//!   changes the table only once all have returned, and making a waiting
+//!   message ready looks up all its keys before it moves any. So a panic
+//!   in either leaves every queue and entry consistent: a message being
+//!   filed is not filed at all (the caller drops it), and a release that
+//!   panics has freed the keys before the one that panicked, while that
+//!   key and the rest stay held (as does, if its promotion panicked, the
+//!   message that was to take them: it keeps waiting at their heads, and
+//!   no later release reaches it). Every other key works as before, and
+//!   no queue ever names a message that is not there (K-1, K-5).
 //! - Ready messages wait in `ready`, in the order they became ready;
 //!   only waiting messages take a place in the slab (where their keys'
 //!   queues can name them), so a message ready when it is queued costs
@@ -151,6 +163,12 @@ impl<T> Slab<T> {
         value
     }
 
+    fn get(&self, index: Index) -> &T {
+        self.slots[index as usize]
+            .as_ref()
+            .expect("a queued message")
+    }
+
     fn get_mut(&mut self, index: Index) -> &mut T {
         self.slots[index as usize]
             .as_mut()
@@ -167,6 +185,26 @@ pub(crate) struct Core<K, M> {
     ready: VecDeque<M>,
     /// Keyed by the senders' hashes: see `KeySet`.
     keys: Table<KeyState<K>>,
+    /// What the lookups of one message's keys found (`push`, `promote`),
+    /// kept between calls so that filing allocates nothing once warm.
+    found: Vec<Lookup>,
+    /// Clones of the keys a message being filed is the first to track,
+    /// made before the table changes (`push`); empty between calls.
+    fresh: Vec<K>,
+}
+
+/// Where a key's entry is (`Ok`), or the free place where it would go
+/// (`Err`).
+type Lookup = Result<usize, usize>;
+
+/// Empties the clones made for a message being filed, also when a later
+/// key's `Eq` or `Clone` panics, so that they drop with the panic.
+struct ClearOnDrop<'a, K>(&'a mut Vec<K>);
+
+impl<K> Drop for ClearOnDrop<'_, K> {
+    fn drop(&mut self) {
+        self.0.clear();
+    }
 }
 
 /// A message's keys, without repeats, in first-seen order (K-8), each with
@@ -181,42 +219,143 @@ impl<K: Eq + Hash> KeySet<K> {
     /// `hasher` (the channel's own `RandomState`, so that the table stays
     /// resistant to keys chosen to collide). Runs on the sender's thread.
     pub(crate) fn new(keys: impl IntoIterator<Item = K>, hasher: &impl BuildHasher) -> Self {
+        Self::new_counting(keys, hasher).0
+    }
+
+    /// As `new`, and the work its deduplication did (`SeenKeys::work`).
+    fn new_counting(keys: impl IntoIterator<Item = K>, hasher: &impl BuildHasher) -> (Self, usize) {
         let mut keys = keys.into_iter();
         let Some(first) = keys.next() else {
-            return KeySet::empty();
+            return (KeySet::empty(), 0);
         };
         let first_hash = hasher.hash_one(&first);
         let Some(second) = keys.next() else {
-            return KeySet::One {
+            let one = KeySet::One {
                 key: first,
                 hash: first_hash,
             };
+            return (one, 0);
         };
         let mut unique = Vec::with_capacity(2 + keys.size_hint().0);
         let mut hashes = Vec::with_capacity(unique.capacity());
         unique.push(first);
         hashes.push(first_hash);
+        let mut seen = SeenKeys::new();
         for key in std::iter::once(second).chain(keys) {
             let hash = hasher.hash_one(&key);
-            let seen = hashes
-                .iter()
-                .zip(&unique)
-                .any(|(&h, k)| h == hash && *k == key);
-            if !seen {
+            let repeat = seen.find_or_add(hash, &hashes, |at| unique[at] == key);
+            if !repeat {
                 unique.push(key);
                 hashes.push(hash);
             }
         }
-        if unique.len() == 1 {
-            return KeySet::One {
+        let set = if unique.len() == 1 {
+            KeySet::One {
                 key: unique.pop().expect("one key"),
                 hash: first_hash,
-            };
+            }
+        } else {
+            KeySet::Many {
+                keys: unique.into_boxed_slice(),
+                hashes: hashes.into_boxed_slice(),
+            }
+        };
+        (set, seen.work)
+    }
+}
+
+/// The keys of one message seen so far, for `KeySet::new` to drop repeats
+/// in O(1) expected per key (K-6: a send costs O(keys)). Up to
+/// `SCAN_UP_TO` keys it compares the new key's hash with every earlier
+/// one's, which for the one- and two-key messages most channels carry is
+/// a few compares and no allocation; past that it files positions under
+/// their hashes in a table of its own (open addressing, at most half
+/// full), so that a message of n keys costs O(n), not O(n^2). `Eq` runs
+/// only between keys whose hashes are equal, either way.
+struct SeenKeys {
+    /// Positions in the key list, by hash; `EMPTY` where none. Empty while
+    /// scanning.
+    places: Vec<u32>,
+    /// Its work so far: earlier keys whose hashes were compared with a new
+    /// key's, and keys refiled when the table grew. What `deduplicate`
+    /// reports, for the test that holds the cost linear.
+    work: usize,
+}
+
+/// Keys compared by scanning, before the table is built.
+const SCAN_UP_TO: usize = 16;
+
+impl SeenKeys {
+    const EMPTY: u32 = u32::MAX;
+
+    fn new() -> Self {
+        SeenKeys {
+            places: Vec::new(),
+            work: 0,
         }
-        KeySet::Many {
-            keys: unique.into_boxed_slice(),
-            hashes: hashes.into_boxed_slice(),
+    }
+
+    /// Whether a key with `hash` for which `is` holds (given its place) is
+    /// among those seen, whose hashes are `hashes`; if not, it is recorded
+    /// as the next (the caller appends it).
+    fn find_or_add(&mut self, hash: u64, hashes: &[u64], is: impl Fn(usize) -> bool) -> bool {
+        let next = hashes.len();
+        if self.places.is_empty() {
+            self.work += next;
+            if hashes
+                .iter()
+                .enumerate()
+                .any(|(at, &h)| h == hash && is(at))
+            {
+                return true;
+            }
+            if next >= SCAN_UP_TO {
+                self.rebuild(hashes);
+                self.file(hash, next);
+            }
+            return false;
         }
+        let mask = self.places.len() - 1;
+        let mut at = hash as usize & mask;
+        loop {
+            let place = self.places[at];
+            if place == Self::EMPTY {
+                break;
+            }
+            self.work += 1;
+            if hashes[place as usize] == hash && is(place as usize) {
+                return true;
+            }
+            at = (at + 1) & mask;
+        }
+        if 2 * (next + 1) > self.places.len() {
+            self.rebuild(hashes);
+            self.file(hash, next);
+        } else {
+            self.places[at] = u32::try_from(next).expect("fewer than 2^32 keys in a message");
+        }
+        false
+    }
+
+    /// Files the keys seen, `hashes`, in a table at most half full once
+    /// one more is added (doubling at least: amortised O(1) per key).
+    fn rebuild(&mut self, hashes: &[u64]) {
+        self.work += hashes.len();
+        self.places.clear();
+        self.places
+            .resize((2 * (hashes.len() + 1)).next_power_of_two(), Self::EMPTY);
+        for (place, &hash) in hashes.iter().enumerate() {
+            self.file(hash, place);
+        }
+    }
+
+    fn file(&mut self, hash: u64, place: usize) {
+        let mask = self.places.len() - 1;
+        let mut at = hash as usize & mask;
+        while self.places[at] != Self::EMPTY {
+            at = (at + 1) & mask;
+        }
+        self.places[at] = u32::try_from(place).expect("fewer than 2^32 keys in a message");
     }
 }
 
@@ -246,17 +385,23 @@ impl<K> KeySet<K> {
     }
 }
 
-/// Puts the message `index` (not yet in `waiting` when it is the one being
-/// queued) at the end of a key's queue; `place` is the key's place among
-/// its keys.
+/// Puts the message `index`, being filed (not yet in `waiting`; `behind`
+/// is its own list of who is behind it), at the end of a key's queue;
+/// `place` is the key's place among its keys.
 fn join_queue<K, M>(
     state: &mut KeyState<K>,
     waiting: &mut Slab<Waiting<M>>,
+    behind: &mut Behind,
     index: Index,
     place: usize,
 ) {
     if state.first == NONE {
         state.first = index;
+    } else if state.last == index {
+        // Two of its keys found one entry: only a key whose `Eq` is not an
+        // equivalence does that. It waits behind itself, so stays waiting
+        // (as a `HashMap` with such keys, valid but unspecified).
+        *behind.slot(state.last_place as usize) = index;
     } else {
         *waiting
             .get_mut(state.last)
@@ -267,9 +412,10 @@ fn join_queue<K, M>(
     state.last_place = u32::try_from(place).expect("at most 2^32 keys in a message");
 }
 
-/// Finds `key`'s entry among those with its hash.
-fn is<K: Eq>(key: &K) -> impl Fn(&KeyState<K>) -> bool + '_ {
-    move |state| state.key == *key
+/// Finds `key`'s entry among those in its run: by its hash first, so
+/// that the user's `Eq` runs only on keys with an equal hash.
+fn is<K: Eq>(key: &K, hash: u64) -> impl Fn(&KeyState<K>) -> bool + '_ {
+    move |state| state.hash == hash && state.key == *key
 }
 
 /// The hash the table files an entry under (and rehashes it by, when it
@@ -284,6 +430,8 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
             waiting: Slab::new(),
             ready: VecDeque::new(),
             keys: Table::new(),
+            found: Vec::new(),
+            fresh: Vec::new(),
         }
     }
 
@@ -311,55 +459,80 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
 
     /// Queues a message: ready at once if every key is free and nobody
     /// waits for it (it takes its keys), waiting otherwise.
+    ///
+    /// The keys' `Eq` and `Clone` all run before the first change (see the
+    /// module documentation): if one panics, nothing was filed, and the
+    /// caller's unwinding drops the message.
     pub(crate) fn push(&mut self, message: M) {
-        // One lookup per key when the message is ready at once (the common
-        // case): a free key is reserved on sight, a taken one waited on.
-        // Only if some key was taken are the reserved ones turned into
-        // waits, so that the message waits on every key (K-2). Key queues
-        // name the slab place the message will take if it waits.
-        let index = self.waiting.next_index();
+        let Core {
+            waiting,
+            ready,
+            keys: table,
+            found,
+            fresh,
+        } = self;
+        let keys = message.keys();
+        // Room for every key first, so that no resize moves an entry
+        // between the lookups and the changes they lead to.
+        table.make_room(keys.as_slice().len(), hash_of);
+        // Phase 1, the user's code: one lookup per key, and a clone of each
+        // key no entry tracks yet (the entry keeps it).
+        found.clear();
+        let fresh = ClearOnDrop(fresh);
         let mut blocked = 0;
-        let mut reserved = 0;
-        for (place, (key, hash)) in message.keys().hashed().enumerate() {
-            match self.keys.find_or_vacancy(hash, is(key), hash_of) {
-                // Held, or waited for by an earlier message: wait behind it.
+        for (key, hash) in keys.hashed() {
+            let lookup = table.probe(hash, is(key, hash));
+            match lookup {
+                Ok(_) => blocked += 1,
+                Err(_) => fresh.0.push(key.clone()),
+            }
+            found.push(lookup);
+        }
+        // Phase 2, no user code: file it. A key held, or waited for by an
+        // earlier message, is waited on behind them; a key untracked is
+        // reserved (K-1) if the message is ready at once, and otherwise
+        // waited on with this message at the head of its queue, so that it
+        // keeps later messages on every one of its keys behind it (K-2).
+        let mut clones = fresh.0.drain(..);
+        let index = if blocked == 0 {
+            NONE
+        } else {
+            waiting.next_index()
+        };
+        let mut behind = if blocked == 0 {
+            Behind::One(NONE) // never waits: no list needed
+        } else {
+            Behind::none(keys.as_slice().len())
+        };
+        for (place, ((_, hash), lookup)) in keys.hashed().zip(found.iter()).enumerate() {
+            match *lookup {
                 Ok(at) => {
-                    let state = self.keys.get_mut(at);
+                    let state = table.get_mut(at);
                     debug_assert!(state.held || state.first != NONE, "a stale entry");
-                    join_queue(state, &mut self.waiting, index, place);
-                    blocked += 1;
+                    join_queue(state, waiting, &mut behind, index, place);
                 }
                 Err(vacancy) => {
+                    let key = clones.next().expect("a clone per untracked key");
+                    let held = blocked == 0;
                     let state = KeyState {
-                        key: key.clone(),
+                        key,
                         hash,
-                        first: NONE,
-                        last: NONE,
-                        last_place: 0,
-                        held: true, // reserved (K-1)
+                        first: if held { NONE } else { index },
+                        last: index,
+                        last_place: u32::try_from(place).expect("at most 2^32 keys in a message"),
+                        held,
                     };
-                    self.keys.insert_at(vacancy, state);
-                    reserved += 1;
+                    table.insert_from(vacancy, state);
                 }
             }
         }
+        debug_assert!(clones.next().is_none(), "a clone left over");
+        drop(clones);
         if blocked == 0 {
-            self.ready.push_back(message);
+            ready.push_back(message);
             return;
         }
-        if reserved > 0 {
-            for (place, (key, hash)) in message.keys().hashed().enumerate() {
-                let at = self.keys.find(hash, is(key)).expect("a tracked key");
-                let state = self.keys.get_mut(at);
-                if state.held && state.first == NONE {
-                    // Reserved above: free, and this message heads its queue.
-                    state.held = false;
-                    join_queue(state, &mut self.waiting, index, place);
-                }
-            }
-        }
-        let behind = Behind::none(message.keys().as_slice().len());
-        let at = self.waiting.insert(Waiting {
+        let at = waiting.insert(Waiting {
             message,
             blocked,
             behind,
@@ -377,7 +550,12 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
     /// was waiting only for them becomes ready.
     pub(crate) fn release(&mut self, keys: &KeySet<K>) {
         for (key, hash) in keys.hashed() {
-            let at = self.keys.find(hash, is(key)).expect("a held key's entry");
+            // A panic in the lookup's `Eq` leaves this key and the rest
+            // held; the keys before it are released (module docs).
+            let at = self
+                .keys
+                .find(hash, is(key, hash))
+                .expect("a held key's entry");
             let state = self.keys.get_mut(at);
             debug_assert!(state.held, "released a key nobody held");
             let head = state.first;
@@ -396,15 +574,24 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
 
     /// Makes the waiting message `index`, at the head of every one of its
     /// keys' queues with every key free, ready: it takes its keys.
+    ///
+    /// Every key is looked up before anything moves: if a key's `Eq`
+    /// panics, the message stays waiting at the head of its keys' queues,
+    /// its keys free and its count at 0, which no later release changes
+    /// (module docs).
     fn promote(&mut self, index: Index) {
+        self.found.clear();
+        for (key, hash) in self.waiting.get(index).message.keys().hashed() {
+            let at = self.keys.find(hash, is(key, hash)).expect("a tracked key");
+            self.found.push(Ok(at));
+        }
         let Waiting {
             message,
             mut behind,
             ..
         } = self.waiting.remove(index);
-        for (place, (key, hash)) in message.keys().hashed().enumerate() {
-            let at = self.keys.find(hash, is(key)).expect("a tracked key");
-            let state = self.keys.get_mut(at);
+        for (place, lookup) in self.found.iter().enumerate() {
+            let state = self.keys.get_mut(lookup.expect("found above"));
             debug_assert_eq!(state.first, index, "promoted a message not at the head");
             debug_assert!(!state.held, "promoted onto a held key");
             state.first = *behind.slot(place);
@@ -486,6 +673,18 @@ impl<K: Eq + Hash + Clone> CoreOfIds<K> {
             .expect("released a message that was not received");
         let message = self.received.swap_remove(at);
         self.core.release(message.keys());
+    }
+
+    /// `keys` as a send files them (K-8: repeats dropped, first-seen
+    /// order), and the work the deduplication did: keys looked at and
+    /// refiled, linear in the keys (K-6).
+    pub fn deduplicate(&self, keys: impl IntoIterator<Item = K>) -> (Vec<K>, usize) {
+        let (set, work) = KeySet::new_counting(keys, &self.hasher);
+        let keys = match set {
+            KeySet::One { key, .. } => vec![key],
+            KeySet::Many { keys, .. } => keys.into_vec(),
+        };
+        (keys, work)
     }
 
     /// Keys held or waited for (K-6).

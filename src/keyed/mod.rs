@@ -58,15 +58,21 @@
 //!   dropping it), except that a message dropped after its receiver drops
 //!   its own keys. A `Hash` that panics panics in `send`, before the
 //!   message takes a slot. An `Eq` or `Clone` that panics panics in the
-//!   receiver's call: the message it was filing is dropped with its value
-//!   and its slot freed, nothing else is lost or doubled, and dropping the
-//!   receiver still drops every queued value once; the keys that call was
-//!   filing or releasing may stay held (messages waiting for them then
-//!   wait until the receiver is dropped), as a `HashMap` whose `Eq`
-//!   panics is left valid but unspecified.
+//!   receiver's call and leaves the channel consistent: exclusion and
+//!   per-key order hold, nothing is lost or doubled, and dropping the
+//!   receiver still drops every queued value once. If it panicked while
+//!   the call filed a message, that message alone is dropped with its
+//!   value and its slot freed, and nothing else changes. If it panicked
+//!   while the call took in a release, the released message's keys from
+//!   the one that panicked on stay held, and so do those of a message the
+//!   release was making ready (which stays queued); messages waiting for
+//!   them then wait until the receiver is dropped, as a `HashMap` whose
+//!   `Eq` panics is left valid but unspecified. Every other key works as
+//!   before.
 //! - **Cost**: a send, a receive and a release each cost O(keys of the
 //!   message) expected (a release also pays for the messages it makes
-//!   ready), never a scan of the queue; memory is O(queued messages + held
+//!   ready), never a scan of the queue, however many keys a message has
+//!   (a send drops repeated keys by their hashes); memory is O(queued messages + held
 //!   keys), plus at most a bounded amount kept for reuse (a key table
 //!   array below 65,536 places, 1,024 envelopes): a key's bookkeeping is
 //!   freed when nothing holds or waits for it, and a key table array of

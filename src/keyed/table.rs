@@ -61,7 +61,7 @@ const SHRINK_AT_ONCE: usize = 65_536;
 const BUSY_SHRINK_AFTER: usize = 16;
 
 /// Entries under their hashes. Where an entry is (a place) stays valid
-/// until the next insert or remove.
+/// until the next resize or remove (an insert only fills a free place).
 pub(super) struct Table<T> {
     /// A power of two long (or empty); at most half in use.
     places: Box<[Option<T>]>,
@@ -106,24 +106,24 @@ impl<T> Table<T> {
         self.probe(hash, is).ok()
     }
 
-    /// The place of the entry with `hash` for which `is` holds (`Ok`), or
-    /// the free place where it belongs (`Err`), with room made for one
-    /// more entry first.
-    pub(super) fn find_or_vacancy(
-        &mut self,
-        hash: u64,
-        is: impl Fn(&T) -> bool,
-        hash_of: impl Fn(&T) -> u64,
-    ) -> Result<usize, usize> {
-        if (self.len + 1) * 2 > self.places.len() {
-            self.resize((self.places.len() * 2).max(MIN_PLACES), &hash_of);
+    /// Makes room for `more` entries: until they are inserted, no resize
+    /// moves an entry, so the places `probe` gives stay valid.
+    pub(super) fn make_room(&mut self, more: usize, hash_of: impl Fn(&T) -> u64) {
+        let needed = (self.len + more) * 2;
+        if needed > self.places.len() {
+            let places = needed
+                .next_power_of_two()
+                .max(self.places.len() * 2)
+                .max(MIN_PLACES);
+            self.resize(places, &hash_of);
         }
-        self.probe(hash, is)
     }
 
-    /// Walks the run from `hash`'s home: the matching entry, or the first
-    /// free place. Ends because at most half the places are in use.
-    fn probe(&self, hash: u64, is: impl Fn(&T) -> bool) -> Result<usize, usize> {
+    /// Walks the run from `hash`'s home: the place of the matching entry
+    /// (`Ok`), or the first free place (`Err`), where it belongs. Ends
+    /// because at most half the places are in use; only after
+    /// `make_room` (the array is not empty).
+    pub(super) fn probe(&self, hash: u64, is: impl Fn(&T) -> bool) -> Result<usize, usize> {
         let mask = self.mask();
         let mut at = self.home(hash);
         loop {
@@ -135,9 +135,18 @@ impl<T> Table<T> {
         }
     }
 
-    /// Puts `entry` at the free place `find_or_vacancy` just gave.
-    pub(super) fn insert_at(&mut self, at: usize, entry: T) {
-        debug_assert!(self.places[at].is_none(), "inserted over an entry");
+    /// Puts an entry no other entry matches at the first free place from
+    /// `vacancy`, a free place `probe` gave for its hash since the last
+    /// `make_room`: entries inserted since may have taken it, and since
+    /// inserts only fill places, the run from its home still reaches
+    /// there unbroken. No entry moves.
+    pub(super) fn insert_from(&mut self, vacancy: usize, entry: T) {
+        let mask = self.mask();
+        let mut at = vacancy;
+        while self.places[at].is_some() {
+            at = (at + 1) & mask;
+        }
+        debug_assert!((self.len + 1) * 2 <= self.places.len(), "no room made");
         self.places[at] = Some(entry);
         self.len += 1;
         self.changes += 1;
