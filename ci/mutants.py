@@ -17,11 +17,19 @@ VERIFICATION.md's mutation summary and its table of historical bugs are
 generated from mutants/results.json and the patches' headers (`run` and
 `report` rewrite them; `check` fails when they are stale).
 
+Every model of the primitive runs, both tiers (`MODELSYNC_TIER=nightly`),
+and every one that fails is recorded, not only the first: the record is
+the kill matrix that ci/kill_matrix.py turns into the tiers' rule. With
+`--tier pr` only the main job's models run, and the results go to
+mutants/pr-tier.json instead: the evidence that the main job alone still
+kills every bug that some model kills.
+
 Usage:
   ci/mutants.py list                 print every site and mutant
-  ci/mutants.py run [--jobs N] [--budget SECS] [--only SUBSTR]
+  ci/mutants.py run [--jobs N] [--budget SECS] [--only SUBSTR] [--tier pr]
                                      run mutants and seeded bugs, write
                                      mutants/results.json and mutants/REPORT.md
+                                     (with --tier pr: mutants/pr-tier.json)
   ci/mutants.py report               rewrite mutants/REPORT.md and VERIFICATION.md's
                                      generated parts from results
   ci/mutants.py check                fail if a site in src/ has no result in
@@ -60,6 +68,7 @@ MUTANTS = ROOT / "mutants"
 RESULTS = MUTANTS / "results.json"
 TRIAGE = MUTANTS / "triage.json"
 REPORT = MUTANTS / "REPORT.md"
+PR_TIER = MUTANTS / "pr-tier.json"
 SEEDED = MUTANTS / "seeded"
 BOUND = os.environ.get("LOOM_MAX_PREEMPTIONS", "2")
 
@@ -241,14 +250,14 @@ def copy_tree(dst):
     shutil.copytree(MUTANTS, dst / "mutants", dirs_exist_ok=True)
 
 
-def run_one(mutant, slot, budget, scratch):
+def run_one(mutant, slot, budget, scratch, tier):
     workdir = scratch / f"work{slot}"
     copy_tree(workdir)
     # MODELSYNC_MUTANTS_RUSTFLAGS: another loom build. (The audit run is
     # MODELSYNC_EVERY_ACCESS_RMW=1 in the environment, ci/loom-audit.)
     rustflags = os.environ.get("MODELSYNC_MUTANTS_RUSTFLAGS", "--cfg loom")
     env = dict(os.environ, RUSTFLAGS=rustflags, LOOM_MAX_PREEMPTIONS=BOUND,
-               CARGO_TARGET_DIR=str(scratch / f"target{slot}"))
+               MODELSYNC_TIER=tier, CARGO_TARGET_DIR=str(scratch / f"target{slot}"))
     start = time.time()
     try:
         apply_mutant(workdir, mutant)
@@ -321,11 +330,13 @@ def cmd_run(args):
     todo = mutants_of(sites) + seeded_bugs()
     if args.only:
         todo = [m for m in todo if args.only in m["id"]]
-    results = load_json(RESULTS, {"mutants": {}})
+    tier = args.tier
+    out_path = RESULTS if tier == "nightly" else PR_TIER
+    results = load_json(out_path, {"mutants": {}})
     scratch = Path(tempfile.gettempdir()) / "modelsync-mutants"
     scratch.mkdir(exist_ok=True)
     print(f"running {len(todo)} mutants, {args.jobs} at a time, budget {args.budget}s each, "
-          f"loom bound {BOUND}", flush=True)
+          f"loom bound {BOUND}, models of tier {'both' if tier == 'nightly' else 'pr'}", flush=True)
     started = time.time()
     slots = list(range(args.jobs))
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
@@ -334,7 +345,7 @@ def cmd_run(args):
         while queue or futures:
             while queue and slots:
                 m, slot = queue.pop(0), slots.pop(0)
-                futures[pool.submit(run_one, m, slot, args.budget, scratch)] = (m, slot)
+                futures[pool.submit(run_one, m, slot, args.budget, scratch, tier)] = (m, slot)
             done, _ = concurrent.futures.wait(futures, return_when="FIRST_COMPLETED")
             for f in done:
                 m, slot = futures.pop(f)
@@ -354,13 +365,28 @@ def cmd_run(args):
     # Forget mutants whose sites no longer exist.
     live = {m["id"] for m in mutants_of(sites) + seeded_bugs()}
     results["mutants"] = {k: v for k, v in sorted(results["mutants"].items()) if k in live}
-    RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    out_path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    if tier == "pr":
+        problems = pr_tier_problems(results)
+        print("\n".join(problems) if problems else
+              f"the main job alone kills every bug some model kills ({len(results['mutants'])} run)")
+        sys.exit(1 if problems else 0)
     write_report(results)
     write_verification(results)
     problems = check(verbose=False)
     if problems:
         print("\n".join(problems))
         sys.exit(1)
+
+
+def pr_tier_problems(pr):
+    """Bugs that some model kills (mutants/results.json, both tiers) and the
+    main job's models alone (`pr`, a `--tier pr` run) do not."""
+    full = load_json(RESULTS, {"mutants": {}})["mutants"]
+    return [f"{mid}: killed by {', '.join(full[mid]['by'])}, but not by the main job "
+            f"({r['result']})"
+            for mid, r in sorted(pr["mutants"].items())
+            if r["result"] != "killed" and full.get(mid, {}).get("result") == "killed"]
 
 
 def last_run_line(run):
@@ -533,6 +559,8 @@ def main():
     r.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
     r.add_argument("--budget", type=int, default=600, help="seconds per mutant's model run")
     r.add_argument("--only", help="run only mutants whose id contains this")
+    r.add_argument("--tier", choices=("nightly", "pr"), default="nightly",
+                   help="nightly: every model (the kill matrix); pr: the main job's alone")
     sub.add_parser("report")
     sub.add_parser("check")
     args = p.parse_args()

@@ -37,6 +37,16 @@
 //! harness then runs bounds 1, 2, 3, ... (each within the budget) and reports
 //! the highest that finished, which is what the nightly records.
 //!
+//! Tiers: every model runs in the main job (`ci/loom`, the pull-request
+//! tier) unless its builder says `.nightly()`; then its loom run belongs to
+//! the nightly tier, and the main job prints a `skipped` line for it.
+//! `MODELSYNC_TIER=nightly` runs both tiers (what `ci/nightly` and the
+//! mutation tools' full runs set). The tier is in every result line. Only
+//! loom runs are tiered: the std stress runs and shuttle run every model.
+//! A model leaves the main job only as `ci/kill_matrix.py` allows (every
+//! bug it kills is killed by a main-job model, or it kills none and is
+//! costly).
+//!
 //! Reachability: a model declares the interleavings it exists for as
 //! [`Reach`] counters. Under loom (exhaustive within the bound) and shuttle
 //! (seeded, so deterministic) the run fails if any counter stayed at zero.
@@ -217,6 +227,38 @@ pub struct Model {
     /// The bound above which loom's exploration of this model does not end
     /// (see `loom_ends_only_up_to`): a cap under every setting.
     ends_only_up_to: Option<usize>,
+    /// Which tier its loom run belongs to (see [`Model::nightly`]).
+    tier: Tier,
+}
+
+/// Which CI run a model's loom run belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// The main job: every pull request, and the README's command.
+    PullRequest,
+    /// Only the nightly (`MODELSYNC_TIER=nightly`).
+    Nightly,
+}
+
+impl Tier {
+    /// As result lines print it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Tier::PullRequest => "pr",
+            Tier::Nightly => "nightly",
+        }
+    }
+}
+
+/// Whether this process runs the nightly tier's loom models too:
+/// `MODELSYNC_TIER=nightly` (both tiers), or `pr` (the default: the main
+/// job's alone).
+pub fn nightly_tier_runs() -> bool {
+    match std::env::var("MODELSYNC_TIER").as_deref() {
+        Err(_) | Ok("pr") => false,
+        Ok("nightly") => true,
+        Ok(v) => panic!("MODELSYNC_TIER={v:?} is neither `pr` nor `nightly`"),
+    }
 }
 
 impl Model {
@@ -237,7 +279,32 @@ impl Model {
             default_bound: None,
             max_bound: None,
             ends_only_up_to: None,
+            tier: Tier::PullRequest,
         }
+    }
+
+    /// Moves this model's loom run from the main job to the nightly tier
+    /// (see the module documentation): the nightly runs it at its declared
+    /// setting and beyond, the main job prints a `skipped` line. Allowed
+    /// only where `ci/kill_matrix.py check` agrees: every bug it kills is
+    /// killed by a main-job model, or it kills none and is costly.
+    pub fn nightly(mut self) -> Self {
+        self.tier = Tier::Nightly;
+        self
+    }
+
+    /// Whether this process runs the model's loom run; if not, prints the
+    /// line that says so. Always true under shuttle and std.
+    pub fn runs_in_this_tier(&self) -> bool {
+        if !cfg!(loom) || self.tier == Tier::PullRequest || nightly_tier_runs() {
+            return true;
+        }
+        emit(&format!(
+            "model {} backend=loom tier=nightly skipped: the nightly tier runs it \
+             (MODELSYNC_TIER=nightly)",
+            self.name
+        ));
+        false
     }
 
     /// Declares an interleaving this model exists to reach.
@@ -302,8 +369,9 @@ impl Model {
         }
         let reached: Vec<String> = counts.iter().map(|(n, c)| format!("{n}={c}")).collect();
         emit(&format!(
-            "model {} backend={backend} {setting} executions={executions} time={:.2}s reached[{}]{tail}",
+            "model {} backend={backend} tier={} {setting} executions={executions} time={:.2}s reached[{}]{tail}",
             self.name,
+            self.tier.label(),
             elapsed.as_secs_f64(),
             reached.join(" "),
         ));
@@ -326,6 +394,9 @@ impl Model {
         F: Fn() + Send + Sync + 'static,
     {
         assert_overflow_checks();
+        if !self.runs_in_this_tier() {
+            return;
+        }
         let executions = Arc::new(AtomicUsize::new(0));
         let counted = {
             let executions = executions.clone();
@@ -368,8 +439,9 @@ impl Model {
             .map(|r| format!("{}={}", r.name, r.count()))
             .collect();
         let line = format!(
-            "model {} backend={backend} {setting} executions={} time={:.2}s reached[{}]{real_time}",
+            "model {} backend={backend} tier={} {setting} executions={} time={:.2}s reached[{}]{real_time}",
             self.name,
+            self.tier.label(),
             executions.load(Relaxed),
             elapsed.as_secs_f64(),
             reached.join(" "),
@@ -498,8 +570,9 @@ pub fn backend_name() -> &'static str {
 /// a model's real-time pass. Under loom each attempt explores at most
 /// `max_executions` executions (a budget in executions, not time, so that
 /// the outcome is the same on every machine): complete if that finishes
-/// it, else the highest bound from 3 down that does (`reset` clears the
-/// caller's counts before each attempt). With `highest` set, the first
+/// it, else the highest bound up to 3 that does, found by climbing from 0
+/// (`reset` clears the caller's counts before each attempt; the answer's
+/// are the ones left). With `highest` set, the first
 /// attempt is at that bound instead of complete (a model's real-time pass
 /// starts where its first pass ran). Returns the loom bound it finished at
 /// (`None`: complete, or not loom). A numeric `LOOM_MAX_PREEMPTIONS` is the
@@ -521,10 +594,6 @@ pub fn explore_within(
             (Some(Some(asked)), None) => Some(asked),
             (_, highest) => highest,
         };
-        let attempts: Vec<Option<usize>> = match top {
-            Some(top) => (0..=top).rev().map(Some).collect(),
-            None => vec![None, Some(3), Some(2), Some(1), Some(0)],
-        };
         let ran = Arc::new(AtomicUsize::new(0));
         let counted: Arc<dyn Fn() + Send + Sync> = {
             let ran = ran.clone();
@@ -533,7 +602,8 @@ pub fn explore_within(
                 body()
             })
         };
-        for bound in attempts {
+        // One attempt at `bound`: whether it finished within the budget.
+        let attempt = |bound: Option<usize>| {
             reset();
             ran.store(0, Relaxed);
             let mut builder = loom::model::Builder::new();
@@ -552,11 +622,46 @@ pub fn explore_within(
             builder.check(move || run());
             // Exactly the budget may be a complete run that size: counted
             // as out of budget, the same on every machine.
-            if ran.load(Relaxed) < max_executions {
-                return bound;
-            }
+            ran.load(Relaxed) < max_executions
+        };
+        // The top first (complete, or the highest bound asked for); if it
+        // runs out of budget, the highest bound below it that finishes.
+        // A bound's executions include every lower bound's, so that is
+        // found climbing from 0 until one runs out: at most one more
+        // attempt spends the whole budget, where trying the bounds from
+        // the top down spends it on each bound above the answer (a
+        // scenario that finishes only at bound 0 spent four budgets).
+        // The answer's counts are then its own: it runs once more, within
+        // its (smaller) executions, after the attempt that ran out.
+        if attempt(top) {
+            return top;
         }
-        panic!("a scenario finishes at no bound (not even 0) within {max_executions} executions");
+        let highest_below = top.map_or(3, |top| top.saturating_sub(1));
+        if top == Some(0) {
+            panic!(
+                "a scenario finishes at no bound (not even 0) within {max_executions} executions"
+            );
+        }
+        let mut finished = None;
+        for bound in 0..=highest_below {
+            if !attempt(Some(bound)) {
+                break;
+            }
+            finished = Some(bound);
+        }
+        let Some(bound) = finished else {
+            panic!(
+                "a scenario finishes at no bound (not even 0) within {max_executions} executions"
+            );
+        };
+        if bound < highest_below {
+            // The last attempt ran out: the answer's counts again.
+            assert!(
+                attempt(Some(bound)),
+                "loom explored bound {bound} differently twice"
+            );
+        }
+        Some(bound)
     }
     #[cfg(not(loom))]
     {

@@ -786,6 +786,9 @@ pub fn complete_budget() -> usize {
 }
 
 fn run_generated<P: Subject>(model: Model, small: Option<Small>) {
+    if !model.runs_in_this_tier() {
+        return;
+    }
     let name = model.name().to_string();
     let (count, budget, seed) = match small {
         Some(small) => (
