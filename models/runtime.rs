@@ -1729,6 +1729,148 @@ fn lifo_slot_given_up() {
     });
 }
 
+/// A count under the shim's `Mutex`, and its `Condvar`: a thread (a
+/// task's poll, blocking its worker's thread) waits until the count
+/// reaches a goal.
+#[derive(Clone)]
+struct Gate(Arc<(Mutex<usize>, modelsync::sync::Condvar)>);
+
+impl Gate {
+    fn new() -> Self {
+        Gate(Arc::new((Mutex::new(0), modelsync::sync::Condvar::new())))
+    }
+
+    fn add_one(&self) {
+        *self.0 .0.lock() += 1;
+        self.0 .1.notify_all();
+    }
+
+    fn wait_for(&self, goal: usize) {
+        let mut count = self.0 .0.lock();
+        while *count < goal {
+            count = self.0 .1.wait(count);
+        }
+    }
+}
+
+/// Issue 48's scenario: the main thread yields (the workers may go to
+/// sleep, or not yet), spawns a task whose poll blocks its worker's thread
+/// on a `Mutex` and `Condvar` until a second task has run, spawns that
+/// second task (from outside the workers: the inject queue, not a LIFO
+/// slot) and joins both; the other worker must run the second task.
+///
+/// Before the fix loom deadlocked here at bound 1 (execution 1,797): the
+/// other worker, its queues found empty, was refused a search because the
+/// first worker, woken by the first spawn, searched; the second spawn saw
+/// that searcher and woke nobody; the first worker took the blocking task
+/// as the last searcher and, every worker still counted awake, woke
+/// nobody either; the other worker then parked as a non-searcher without
+/// looking again, and the second task stayed in the inject queue. The
+/// same interleaving with every access a read-modify-write (no stale
+/// read) deadlocks at bound 2 (execution 3,467): a real-thread order, not
+/// a loom artefact. A worker whose park leaves no worker searching now
+/// checks every queue once more (`src/runtime/idle.rs`).
+///
+/// Checks.
+#[test]
+fn blocking_task_waits_for_a_task_spawned_after_it() {
+    let ran_while_blocked = Reach::new("second_task_ran_while_the_first_blocked_its_worker");
+    let r_ran = ran_while_blocked.clone();
+    // Bound 1, the smallest that shows the lost wake-up (12,192
+    // executions, 2 s), and capped there: bound 2 takes 729,650 and
+    // 125 s, and the audit's bound 3 with every access a
+    // read-modify-write 1,485,546 and 237 s.
+    model!()
+        .reach(&ran_while_blocked)
+        .max_preemption_bound(1)
+        .check(move || {
+            let rt = runtime(2);
+            thread::yield_now();
+            let gate = Gate::new();
+            let blocked = Flag::default();
+            let first = {
+                let (gate, blocked) = (gate.clone(), blocked.clone());
+                rt.spawn(async move {
+                    blocked.set();
+                    gate.wait_for(1);
+                })
+            };
+            let second = rt.spawn(async move {
+                let while_blocked = blocked.get();
+                gate.add_one();
+                while_blocked
+            });
+            let while_blocked = rt.block_on(async move {
+                first.await.unwrap();
+                second.await.unwrap()
+            });
+            r_ran.hit_if(while_blocked);
+        });
+}
+
+/// A worker kept busy while tasks are pushed: a task blocks its worker's
+/// thread on a `Mutex` and `Condvar` until two more tasks have run, and
+/// the main thread spawns those two only once that poll has begun. The
+/// other worker runs both, whether the first push finds it asleep (and
+/// wakes it; the second, seeing it search, wakes nobody), still awake on
+/// its way to sleep, or back from the first task in time for the second.
+/// The main thread yields first, as in the model above, so that loom
+/// starts the workers before it spawns. Before the fix it deadlocked at
+/// bound 1 (execution 2,980): the other worker, refused a search while the
+/// first searched, parked after both pushes had seen no searcher and
+/// every worker awake, and woke nobody (no hand-off involved).
+///
+/// Checks.
+#[test]
+fn tasks_pushed_while_a_worker_is_blocked() {
+    let burst = Reach::new("both_pushed_before_either_ran");
+    let apart = Reach::new("one_ran_before_the_other_was_pushed");
+    let (r_burst, r_apart) = (burst.clone(), apart.clone());
+    // Bound 1, the smallest that shows the lost wake-up (18,766
+    // executions, 3 s), and capped there: bound 2 takes 1,302,966 and
+    // 297 s, and the audit's bound 3 (every access a read-modify-write)
+    // does not finish in 5 minutes.
+    model!()
+        .reach(&burst)
+        .reach(&apart)
+        .max_preemption_bound(1)
+        .check(move || {
+            let rt = runtime(2);
+            thread::yield_now();
+            let started = Gate::new();
+            let ran = Gate::new();
+            let blocker = {
+                let (started, ran) = (started.clone(), ran.clone());
+                rt.spawn(async move {
+                    started.add_one();
+                    ran.wait_for(2);
+                })
+            };
+            started.wait_for(1);
+            let pushed = Tally::default();
+            let pushed_before_run = Tally::default();
+            let mut spawned = Vec::new();
+            for _ in 0..2 {
+                let (ran, saw, seen) = (ran.clone(), pushed.clone(), pushed_before_run.clone());
+                spawned.push(rt.spawn(async move {
+                    if saw.get() == 2 {
+                        seen.add_one();
+                    }
+                    ran.add_one();
+                }));
+                pushed.add_one();
+            }
+            rt.block_on(async move {
+                blocker.await.unwrap();
+                for handle in spawned {
+                    handle.await.unwrap();
+                }
+            });
+            r_burst.hit_if(pushed_before_run.get() == 2);
+            r_apart.hit_if(pushed_before_run.get() < 2);
+        });
+}
+
 /// Shuttle's scale (loom cannot explore it: skipped there): 4 workers and
 /// 240 tasks mixing spawns from tasks, yields, wakes through oneshots sent
 /// by other tasks, and aborts from outside, then the runtime dropped with

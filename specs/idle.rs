@@ -19,8 +19,11 @@
 //!   interval, so the look and the increment may fall anywhere in it, in
 //!   that order.
 //! - A searcher that stops is told whether it was the last (it must then
-//!   wake another: R-8); a worker going to sleep is told whether it was
-//!   the last searcher (it must then check every queue once more: R-7).
+//!   wake another: R-8); a worker going to sleep is told whether no worker
+//!   searches once it sleeps: it was the last searcher, or it did not
+//!   search and none does (it must then check every queue once more: R-7;
+//!   `src/runtime/idle.rs` says why a worker that did not search checks
+//!   too).
 //! - After a push, the newest sleeper is woken, and counts as searching,
 //!   exactly when no worker searches (R-8).
 //!
@@ -69,7 +72,8 @@ pub enum Op {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ret {
     Unit,
-    /// A look's answer, or "was the last searcher".
+    /// A look's answer, "was the last searcher" (a stop), or "no worker
+    /// searches now" (a park).
     Bool(bool),
     /// The worker to wake.
     Woke(Option<usize>),
@@ -116,7 +120,7 @@ impl Workers {
                 let was_searching = s.stages[w] == Stage::Searching;
                 s.stages[w] = Stage::Sleeping;
                 s.sleepers.push(w);
-                Ret::Bool(was_searching && searching == 1)
+                Ret::Bool(searching == usize::from(was_searching))
             }
             Op::WorkerToNotify => {
                 let woken = if searching == 0 { s.sleepers.pop() } else { None };

@@ -15,17 +15,37 @@
 //!
 //! A pusher pushes its task, then reads the word with a read-modify-write
 //! (`fetch_add(0)`), never a plain load. A worker going to sleep decrements
-//! the word (another read-modify-write), then, if it was the last searcher,
-//! checks every queue once more. Read-modify-writes of one word are totally
-//! ordered and each reads the latest value, so one of the two comes first:
-//! if the pusher's, the sleeper's decrement acquires it (a release
-//! sequence) and its check sees the push; if the sleeper's, the pusher sees
-//! the sleeper and wakes one. A plain load could read a stale word and miss
-//! the sleeper while the sleeper misses the push. tokio's scheduler had
-//! that lost wake-up, found by loom (a `SeqCst` load does not synchronise
-//! with a `Release` push; Carl Lerche, "Making the Tokio scheduler 10x
-//! faster", tokio.rs blog, 2019); tokio's `Idle` reads the word with
-//! `fetch_add(0, SeqCst)` since.
+//! the word (another read-modify-write), then, if no worker searches after
+//! its decrement, checks every queue once more. Read-modify-writes of one
+//! word are totally ordered and each reads the latest value, so one of the
+//! two comes first: if the pusher's, the sleeper's decrement acquires it (a
+//! release sequence) and its check sees the push; if the sleeper's, the
+//! pusher sees the sleeper and wakes one. A plain load could read a stale
+//! word and miss the sleeper while the sleeper misses the push. tokio's
+//! scheduler had that lost wake-up, found by loom (a `SeqCst` load does not
+//! synchronise with a `Release` push; Carl Lerche, "Making the Tokio
+//! scheduler 10x faster", tokio.rs blog, 2019); tokio's `Idle` reads the word
+//! with `fetch_add(0, SeqCst)` since.
+//!
+//! The check is not only the last searcher's (issue 48). A worker refused a
+//! search by the cap (another worker searched) is awake, not searching, and
+//! goes to sleep without searching; tokio's parks it without a check. But a
+//! push that sees a searcher wakes nobody, and the searcher, when it finds
+//! work as the last searcher, wakes a sleeper only if one sleeps: if the
+//! refused worker was still counted awake, between its look at the queues and
+//! its decrement, nobody was woken, and it then slept without looking again.
+//! A push made while none searched and every worker was awake had the same
+//! gap. The work then waited for a worker to come back to its queues, forever
+//! if that worker's task blocked its thread (loom:
+//! `runtime::blocking_task_waits_for_a_task_spawned_after_it`,
+//! `runtime::tasks_pushed_while_a_worker_is_blocked`). Now every worker whose
+//! decrement leaves no worker searching checks: that decrement comes after,
+//! in the word's order, the read (the push's, or the stopping searcher's
+//! `worker_to_notify`) that found it awake and woke nobody, and after the
+//! push's release read-modify-write, so it acquires the push and its check
+//! sees it. If a worker does search after the decrement, that searcher takes
+//! the duty over: it parks through a later decrement, or finds work and, as
+//! the last searcher, wakes this one.
 //!
 //! # Specification and contract
 //!
@@ -35,8 +55,10 @@
 //! each worker runs, searches or sleeps. Starting to search is a look
 //! that allows it while fewer than half of the workers search, then the
 //! count's increment, so workers that look at once may all start (R-8's
-//! cap is on contention, not exact). A searcher that stops, or a worker
-//! that parks, is told whether it was the last searcher; `worker_to_notify`
+//! cap is on contention, not exact). A searcher that stops is told whether
+//! it was the last searcher; a worker that parks, whether no worker
+//! searches once it sleeps (it was the last searcher, or it did not search
+//! and none does), and then checks every queue; `worker_to_notify`
 //! wakes the newest sleeper, which then counts as searching, exactly when
 //! no worker searches.
 //!
@@ -129,14 +151,20 @@ impl Idle {
         // was the last searcher) need not either: that one searches, and
         // if it finds nothing it parks through the acquiring decrement of
         // `transition_worker_to_parked` as the last searcher, which does
-        // see the push (the handshake) and wakes a worker for it.
+        // see the push (the handshake) and wakes a worker for it. If it
+        // wakes none, every worker is awake: each one not searching either
+        // comes back to the queues or parks through that decrement, after
+        // this one, and checks them if no searcher is left (issue 48).
         let prev = self.state.fetch_sub(1, Relaxed);
         assert!(prev & SEARCHING_MASK > 0, "no worker was searching");
         prev & SEARCHING_MASK == 1
     }
 
-    /// Worker `worker` goes to sleep; true if it was the last searcher,
-    /// which must then check every queue once more before it parks (R-7).
+    /// Worker `worker` goes to sleep; true if no worker searches once it
+    /// sleeps (it was the last searcher, or it did not search and none
+    /// does): it must then check every queue once more before it parks
+    /// (R-7; the module documentation says why a worker that did not
+    /// search checks too).
     pub fn transition_worker_to_parked(&self, worker: usize, is_searching: bool) -> bool {
         let mut sleepers = self.sleepers.lock();
         // Acquire: the handshake above; reads every pusher's release that
@@ -150,7 +178,7 @@ impl Idle {
             "a searching worker is counted"
         );
         sleepers.push(worker);
-        is_searching && prev & SEARCHING_MASK == 1
+        prev & SEARCHING_MASK == usize::from(is_searching)
     }
 
     /// The number of searching workers at the moment of the call.

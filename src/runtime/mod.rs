@@ -63,7 +63,9 @@
 //! - **No lost wake.** A task woken at any moment (idle, queued, or while
 //!   it is being polled) is polled again after the wake; a wake never makes
 //!   two workers poll one task at once. Work pushed while every
-//!   worker goes to sleep is run.
+//!   worker goes to sleep is run, also while a worker's poll blocks
+//!   its thread: a worker going to sleep with no worker left searching
+//!   looks at every queue first, so the other workers run it (issue 48).
 //! - **Exactly once.** Every spawned future is polled to completion or
 //!   dropped (abort, shutdown) exactly once; every output is delivered
 //!   through its `JoinHandle` once or dropped once.

@@ -220,7 +220,8 @@ impl Shared {
         }
     }
 
-    /// The last searcher going to sleep checks every queue once more.
+    /// A worker going to sleep that leaves no worker searching checks every
+    /// queue once more.
     fn notify_if_work_pending(&self) {
         let pending = self.remotes.iter().any(|r| !r.steal.is_empty()) || !self.inject.is_empty();
         if pending {
@@ -354,11 +355,14 @@ impl Worker {
 
     fn park(&self, parker: &Parker) {
         let is_searching = std::mem::replace(&mut self.core.borrow_mut().searching, false);
-        let last_searcher = self
+        // A worker refused a search checks too, when the searchers have
+        // stopped since: work pushed meanwhile may have woken nobody
+        // (`idle.rs`, issue 48).
+        let no_searcher = self
             .shared
             .idle
             .transition_worker_to_parked(self.index, is_searching);
-        if last_searcher {
+        if no_searcher {
             self.shared.notify_if_work_pending();
         }
         parker.park();
