@@ -13,8 +13,12 @@ checks the rule that decides the tiers:
 - every bug some model kills is killed by a main-job (pull-request tier)
   model: moving a model to the nightly never loses a detection the main
   job had;
-- every primitive keeps main-job models (whole-primitive ones among them:
-  the tiers move cost, not whole kinds of check).
+- every primitive keeps a whole-primitive model in the main job (one
+  that drives the primitive's public API, not one of its components on
+  its own: the tiers move cost, not whole kinds of check);
+- every invariant some loom model checks (its `Checks:` line) is checked
+  by a main-job model: a held-out bug breaks a promise, not a known
+  mutant, so no promise leaves the main job's loom run.
 
 A model may leave the main job only if every bug it kills is also killed
 by a main-job model, or it kills none and costs more than a few seconds.
@@ -49,7 +53,38 @@ from primitives import primitives  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "mutants" / "results.json"
 MATRIX = ROOT / "mutants" / "kill-matrix.json"
+# A model that kills no known bug leaves the main job only if it costs more
+# than this (its recorded time at its main-job setting, both passes).
+CHEAP_SECS = 3.0
 LINE = re.compile(r"^model (\S+) backend=loom tier=(\w+) (.*?) executions=(\d+) time=(\S+)s")
+
+
+def components():
+    """The components with specifications of their own (specs/<c>.rs that
+    is not a primitive's), and the runtime's join-waker hand-off: a model
+    named `<p>::<component>_...` checks that component on its own."""
+    prims = set(primitives())
+    return sorted({p.stem for p in (ROOT / "specs").glob("*.rs")} - prims | {"join_waker"})
+
+
+def is_component_model(name):
+    fn = name.split("::", 1)[1]
+    return any(fn == c or fn.startswith(c + "_") for c in components())
+
+
+def model_checks():
+    """{model name: set of invariant IDs} from each model's `Checks:` line."""
+    checks = {}
+    for path in sorted((ROOT / "models").glob("*.rs")):
+        if path.stem == "main":
+            continue
+        text = path.read_text()
+        for m in re.finditer(r"((?:\s*///[^\n]*\n)+)\s*(?:#\[[^\]]*\]\s*)*#\[test\]\s*"
+                             r"(?:#\[[^\]]*\]\s*)*fn\s+(\w+)", text):
+            line = re.search(r"Checks:([^\n]*)", m.group(1))
+            ids = set(re.findall(r"\b[A-Z]+-\d+\b", line.group(1))) if line else set()
+            checks[f"{path.stem}::{m.group(2)}"] = ids
+    return checks
 
 
 def model_tiers():
@@ -122,9 +157,21 @@ def problems_of(matrix, tiers):
             problems.append(f"{bug} is killed only by nightly models "
                             f"({', '.join(entry['killed_by'])}): keep one in the main job")
     for prim in primitives():
-        mains = [m for m, t in tiers.items() if m.startswith(prim + "::") and t == "pr"]
-        if not mains and any(m.startswith(prim + "::") for m in tiers):
-            problems.append(f"{prim} has no main-job model")
+        ours = [m for m in tiers if m.startswith(prim + "::")]
+        whole = [m for m in ours if tiers[m] == "pr" and not is_component_model(m)]
+        if ours and not whole:
+            problems.append(f"{prim} has no whole-primitive model in the main job")
+    for name, entry in matrix["models"].items():
+        secs = entry.get("main_job_secs")
+        if entry["tier"] == "nightly" and not entry["kills"] and secs is not None \
+                and secs < CHEAP_SECS:
+            problems.append(f"{name} kills no known bug and costs the main job {secs:.1f}s, "
+                            f"under {CHEAP_SECS}s: too cheap to move to the nightly")
+    checks = model_checks()
+    for inv in sorted(set().union(*checks.values())):
+        if not any(inv in ids and tiers.get(m) == "pr" for m, ids in checks.items()):
+            problems.append(f"{inv} is checked by no main-job loom model (only by "
+                            f"{', '.join(m for m, ids in checks.items() if inv in ids)})")
     return problems
 
 

@@ -374,7 +374,7 @@ fn sync_last_sender_leaves_while_recv_waits() {
 /// Checks: K-3, K-4.
 #[test]
 fn async_last_sender_leaves_while_recv_waits() {
-    last_sender_leaves_while_recv_waits::<Async>(model!());
+    last_sender_leaves_while_recv_waits::<Async>(model!().nightly());
 }
 
 /// Two senders race on a shared key, one sending two messages and the
@@ -449,7 +449,7 @@ fn async_senders_race_on_a_shared_key() {
     // Bound 2 in pull requests (309,231 executions, 25 s on H2,
     // 2026-11-27; bound 1 until then, when bound 2 did not finish within
     // 60 s: see the sync flavour).
-    senders_race_on_a_shared_key::<Async>(model!().preemption_bound(2));
+    senders_race_on_a_shared_key::<Async>(model!().nightly().preemption_bound(2));
 }
 
 /// A message waiting for keys 0 and 1 while another thread releases key 0:
@@ -640,7 +640,7 @@ fn sync_receiver_dropped_while_senders_block() {
 #[test]
 fn async_receiver_dropped_while_senders_block() {
     // Bound 3 in pull requests: the complete run takes over 90 s.
-    receiver_dropped_while_senders_block::<Async>(model!().preemption_bound(3));
+    receiver_dropped_while_senders_block::<Async>(model!().nightly().preemption_bound(3));
 }
 
 /// Capacity 1: the sender's second message waits for the receiver to take
@@ -702,7 +702,7 @@ fn sync_capacity_freed_by_a_concurrent_receive() {
     // Complete: 170,903 executions in about 6 s since a message holds no
     // `Arc` of the channel (787,927 and 40 s before, when pull requests
     // ran it at bound 2).
-    capacity_freed_by_a_concurrent_receive::<Blocking>(model!());
+    capacity_freed_by_a_concurrent_receive::<Blocking>(model!().nightly());
 }
 
 /// Checks: K-4, K-7, K-9.
@@ -956,7 +956,7 @@ fn async_recv_cancelled_while_a_release_races() {
 fn async_release_wakes_a_receiver_that_leaves() {
     let overlapped = Reach::new("the_receiver_left_while_the_release_ran");
     let r = overlapped.clone();
-    model!().reach(&overlapped).check(move || {
+    model!().nightly().reach(&overlapped).check(move || {
         let ledger = Ledger::new(2);
         let (history, main) = history(2, 1);
         let rec = Recorded(&main);
@@ -1608,7 +1608,7 @@ fn sync_complete_scenarios() {
 /// Checks: K-1, K-2, K-3, K-4, K-7, K-10.
 #[test]
 fn async_generated_scenarios() {
-    scenario::generated::<KeyedSubject<Async>>(model!());
+    scenario::generated::<KeyedSubject<Async>>(model!().nightly());
 }
 
 /// A receive that waits for a key another thread's message holds, while
@@ -1725,7 +1725,7 @@ fn async_room_taken_before_full_is_received() {
             to: (2, 0),
         }],
     };
-    scenario::scenario_model::<KeyedSubject<Async>>(model!().preemption_bound(2), scenario);
+    scenario::scenario_model::<KeyedSubject<Async>>(model!().nightly().preemption_bound(2), scenario);
 }
 
 // ---------------------------------------------------------------------
@@ -1895,7 +1895,7 @@ fn number_pushes_and_close_once(mut scenario: Scenario<StackOp>) -> Scenario<Sta
 /// Checks: K-3, K-4, K-9.
 #[test]
 fn release_stack_generated_scenarios() {
-    scenario::generated::<ReleaseStackSubject>(model!());
+    scenario::generated::<ReleaseStackSubject>(model!().nightly());
 }
 
 /// The release stack's complete run: generated scenarios of a taker and
@@ -2155,7 +2155,7 @@ impl Subject for SlotListSubject {
 /// Checks: K-2, K-3, K-4, K-9.
 #[test]
 fn slot_list_generated_scenarios() {
-    scenario::generated::<SlotListSubject>(model!());
+    scenario::generated::<SlotListSubject>(model!().nightly());
 }
 
 /// The slot list's complete run: generated scenarios of the reader and
@@ -2190,7 +2190,7 @@ fn slot_list_writers_cross_a_block_while_the_reader_waits() {
     let refused = Reach::new("announcement_refused_place_written");
     let behind = Reach::new("pop_none_behind_a_claimed_place");
     let reaches = [woke.clone(), refused.clone(), behind.clone()];
-    let model = model!().reach(&woke).reach(&refused);
+    let model = model!().nightly().reach(&woke).reach(&refused);
     // Declared in the normal build (its complete run reaches it in 8,115
     // of 37,245 executions), not in the audit build, whose pull-request
     // run at bound 3 reached it in none (measured 2026-11-26): the
@@ -2454,7 +2454,7 @@ impl Subject for RoomSubject {
 /// Checks: K-3, K-7.
 #[test]
 fn room_generated_scenarios() {
-    scenario::generated::<RoomSubject>(model!());
+    scenario::generated::<RoomSubject>(model!().nightly());
 }
 
 /// The room's complete run: generated scenarios of the receiver and one
@@ -2577,7 +2577,7 @@ fn room_sender_decides_on_a_stale_view() {
         post: vec![RoomOp::TakenNotReceived],
         handoffs: vec![],
     };
-    scenario::scenario_model::<RoomSubject>(model!().preemption_bound(3), scenario);
+    scenario::scenario_model::<RoomSubject>(model!().nightly().preemption_bound(3), scenario);
 }
 
 // ---------------------------------------------------------------------

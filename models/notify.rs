@@ -1379,7 +1379,7 @@ impl Subject for NotifySubject {
 /// Checks: N-1, N-2, N-3, N-4.
 #[test]
 fn generated_scenarios() {
-    scenario::generated::<NotifySubject>(model!());
+    scenario::generated::<NotifySubject>(model!().nightly());
 }
 
 /// Small generated scenarios, each explored completely under loom (weak

@@ -302,7 +302,7 @@ impl Subject for ParkSubject {
 /// Checks: P-1, P-2, P-3.
 #[test]
 fn generated_scenarios() {
-    scenario::generated::<ParkSubject>(model!());
+    scenario::generated::<ParkSubject>(model!().nightly());
 }
 
 /// The parker's complete run: generated scenarios of two threads, each part

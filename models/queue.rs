@@ -1032,7 +1032,7 @@ impl Subject for QueueSubject {
 /// Checks.
 #[test]
 fn generated_scenarios() {
-    scenario::generated::<QueueSubject>(model!());
+    scenario::generated::<QueueSubject>(model!().nightly());
 }
 
 /// The queue's complete run: generated scenarios of two threads, each part

@@ -685,7 +685,7 @@ fn idle_searchers_stop_together() {
 /// Checks.
 #[test]
 fn idle_generated_scenarios() {
-    scenario::generated::<IdleSubject>(model!());
+    scenario::generated::<IdleSubject>(model!().nightly());
 }
 
 /// The idle counters' complete run: generated scenarios of two workers,
@@ -936,7 +936,7 @@ fn live_tasks_spawn_racing_shutdown() {
 /// Checks: R-11.
 #[test]
 fn live_tasks_generated_scenarios() {
-    scenario::generated::<LiveTasksSubject>(model!());
+    scenario::generated::<LiveTasksSubject>(model!().nightly());
 }
 
 /// The live-task list's complete run: generated scenarios of two
@@ -970,7 +970,7 @@ fn live_tasks_complete_scenarios() {
 fn multi_spawn() {
     let stolen = Reach::new("tasks_ran_on_two_threads");
     let r_stolen = stolen.clone();
-    model!().reach(&stolen).preemption_bound(2).check(move || {
+    model!().nightly().reach(&stolen).preemption_bound(2).check(move || {
         let rt = runtime(2);
         let counter = Arc::new(AtomicUsize::new(0));
         let (tx, rx) = modelsync::oneshot::channel();
@@ -1041,7 +1041,7 @@ fn spawn_from_task() {
 fn wake_from_outside_while_worker_sleeps() {
     let slept = Reach::new("task_waited_for_value");
     let r_slept = slept.clone();
-    model!().reach(&slept).preemption_bound(2).check(move || {
+    model!().nightly().reach(&slept).preemption_bound(2).check(move || {
         let rt = runtime(1);
         let (tx, rx) = modelsync::oneshot::channel::<usize>();
         let waited = Flag::default();
@@ -1092,7 +1092,7 @@ fn shutdown_racing_wake() {
     let completed = Reach::new("task_completed_before_shutdown");
     let cancelled = Reach::new("task_dropped_by_shutdown");
     let (r_done, r_cancel) = (completed.clone(), cancelled.clone());
-    model!()
+    model!().nightly()
         .reach(&completed)
         .reach(&cancelled)
         .preemption_bound(3)
@@ -1311,7 +1311,7 @@ fn waker_outlives_its_task() {
     let reaches = [during.clone(), last.clone()];
     // Bound 2 in pull requests (49,548 executions, about 3 s; bound 3:
     // 495,144, 26 s).
-    model!()
+    model!().nightly()
         .reach(&during)
         .reach(&last)
         .preemption_bound(2)
@@ -1452,7 +1452,7 @@ fn panic_in_a_task_racing_its_join() {
     let waited = Reach::new("handle_waited_for_the_panic");
     let at_once = Reach::new("handle_found_the_panic_stored");
     let (r_waited, r_at_once) = (waited.clone(), at_once.clone());
-    model!()
+    model!().nightly()
         .reach(&waited)
         .reach(&at_once)
         .preemption_bound(2)
@@ -1514,7 +1514,7 @@ fn panic_in_the_drop_of_an_aborted_future() {
     let unpolled = Reach::new("aborted_before_the_first_poll");
     let polled = Reach::new("aborted_after_a_pending_poll");
     let (r_unpolled, r_polled) = (unpolled.clone(), polled.clone());
-    model!()
+    model!().nightly()
         .reach(&unpolled)
         .reach(&polled)
         .preemption_bound(2)
@@ -1609,7 +1609,7 @@ fn join_handle_dropped_racing_completion() {
     let after = Reach::new("handle_dropped_after_completion");
     let before = Reach::new("handle_dropped_before_completion");
     let (r_after, r_before) = (after.clone(), before.clone());
-    model!()
+    model!().nightly()
         .reach(&after)
         .reach(&before)
         .preemption_bound(2)
@@ -2454,7 +2454,7 @@ impl Subject for TaskStateSubject {
 /// Checks.
 #[test]
 fn task_state_generated_scenarios() {
-    scenario::generated::<TaskStateSubject>(model!());
+    scenario::generated::<TaskStateSubject>(model!().nightly());
 }
 
 /// The task state word's complete run: generated scenarios of the worker
@@ -2664,7 +2664,7 @@ impl Subject for JoinWakerSubject {
 /// Checks.
 #[test]
 fn join_waker_generated_scenarios() {
-    scenario::generated::<JoinWakerSubject>(model!());
+    scenario::generated::<JoinWakerSubject>(model!().nightly());
 }
 
 /// The join-waker hand-off's complete run: the worker's completion and
