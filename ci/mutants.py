@@ -48,6 +48,7 @@ the stronger ordering is still required).
 
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import os
 import re
@@ -333,7 +334,10 @@ def cmd_run(args):
     tier = args.tier
     out_path = RESULTS if tier == "nightly" else PR_TIER
     results = load_json(out_path, {"mutants": {}})
-    scratch = Path(tempfile.gettempdir()) / "modelsync-mutants"
+    # One scratch folder per checkout: two runs from different checkouts
+    # (a worktree's and main's) must not copy over each other's slots.
+    tag = hashlib.sha1(str(ROOT).encode()).hexdigest()[:8]
+    scratch = Path(tempfile.gettempdir()) / f"modelsync-mutants-{tag}"
     scratch.mkdir(exist_ok=True)
     print(f"running {len(todo)} mutants, {args.jobs} at a time, budget {args.budget}s each, "
           f"loom bound {BOUND}, models of tier {'both' if tier == 'nightly' else 'pr'}", flush=True)

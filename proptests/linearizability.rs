@@ -340,6 +340,45 @@ fn histories_partition_by_independent_parts() {
     assert!(check(&History::real_time(Registers::default(), ops)).is_ok());
 }
 
+/// An outcome a specification allows only because something ran at the
+/// same time (`Spec::needs_overlap`) is accepted only where the history
+/// holds such an operation overlapping it. The run queue's: a steal from a
+/// ring that holds items may return `None` only while another steal of
+/// that ring overlaps it. Overlapped by the owner's pop alone (a steal
+/// that gives up on any contention), or by nothing, the history fails and
+/// the printout allows only the steal's full take; overlapped by a steal
+/// of the same ring, it passes, in either order of the history.
+///
+/// Checks: L-6, Q-8.
+#[test]
+fn outcomes_that_need_a_concurrent_operation_need_one_in_the_history() {
+    use crate::specs::queue::{Op as Q, Queue, Ret};
+    let mut initial = Queue::new([4, 4, 4]);
+    initial.rings[0].extend([10, 11]);
+    let steal = |thread, into, ret, called, returned| {
+        op::<Queue>(thread, Q::Steal { from: 0, into }, Some(ret), called, Some(returned))
+    };
+    let gave_up = steal(1, 1, Ret::Item(None), 2, 5);
+    // Alone: a steal from a ring with two items takes one and returns it.
+    let alone = History::real_time(initial.clone(), vec![gave_up.clone()]);
+    let failure = check(&alone).unwrap_err();
+    assert_eq!(failure.stuck, vec![(0, vec![Ret::Item(Some(10))])], "{failure}");
+    // Beside the owner's pop: still no reason to give up.
+    let pop = op::<Queue>(0, Q::Pop(0), Some(Ret::Item(Some(10))), 1, Some(6));
+    let contended = History::real_time(initial.clone(), vec![pop.clone(), gave_up.clone()]);
+    assert!(check(&contended).is_err(), "gave up beside the owner's pop");
+    // Beside another steal of ring 0, which took the first item: allowed.
+    let other = steal(2, 2, Ret::Item(Some(10)), 1, 6);
+    let racing = History::real_time(initial.clone(), vec![other.clone(), gave_up.clone()]);
+    check(&racing).expect("gave up beside another steal of its ring");
+    // The other steal over before this one began: no overlap, no reason.
+    let mut after = other;
+    after.returned = Some(1);
+    after.called = 0;
+    let sequential = History::real_time(initial, vec![after, gave_up]);
+    assert!(check(&sequential).is_err(), "gave up after the other steal ended");
+}
+
 /// The recorder's happens-before: program order, spawn, join and
 /// hand-offs order operations; without them, operations of different
 /// threads are concurrent whatever the clock says. Under real time, the

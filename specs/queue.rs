@@ -13,37 +13,40 @@
 //!   took and appends the others to the destination in order (Q-8).
 //! - The inject queue is a FIFO (Q-11).
 //!
-//! Nondeterministic exactly where the contract is, because a steal in
-//! progress holds slots of its source ring that the specification, which
-//! moved its items at the steal's linearization point, no longer counts:
+//! Nondeterministic exactly where the contract is, and only with the
+//! reason the contract gives, checked on the history
+//! (`Spec::needs_overlap`: an operation of the kind named must have
+//! overlapped this one). A steal in progress holds slots of its source
+//! ring that the specification, which moved its items at the steal's
+//! linearization point, no longer counts; that is the only reason:
 //!
-//! - a steal may take fewer than half (its destination's slots may be held
-//!   by a steal from it), and may give up and return `None` at any point:
-//!   a stealer that finds another steal of the same ring in progress gives
-//!   up (Q-4). That it does take items when no other steal runs is a
-//!   progress property, which the models' reachability checks
-//!   (`queue::multi_stealer`), not a result the specification can decide;
-//! - a push into a ring that is not full, once a steal has taken from it,
-//!   may send its item alone to the inject queue: while a steal is in
-//!   progress every slot from its claim to the owner's head is held (the
-//!   items it claimed, and those the owner popped after them), so the ring
-//!   looks full with as little as nothing in it, and then only the item
-//!   moves (`Local::spill`). The steal that holds them took its items
-//!   before the push (it claimed them first), so its linearization comes
-//!   first: the specification remembers, per ring, that a steal took from
-//!   it. (Until 2026-11-27 this said "a ring at least half full", counting
-//!   only the claimed half; `queue::steal_across_u32_max`'s history showed
-//!   otherwise: three items, a steal claims two, the owner pops the third
-//!   and pushes two, and the second push, with one item in the ring,
-//!   finds every slot held and sends its item alone, as tokio's
-//!   `push_back_or_overflow` does.)
+//! - a steal may return `None` from a ring that is not empty only while
+//!   another steal of the same ring overlaps it: it found that steal's
+//!   claim (`Steal::steal_into`: "none when the ring is empty or another
+//!   steal is in progress"). A steal that gives up on any other
+//!   contention (the owner popping, say) fails the history;
+//! - a steal may take fewer than half (but at least one) only while a
+//!   steal from its destination overlaps it: that steal's claimed slots
+//!   count against the destination's room;
+//! - a push into a ring that is not full may send its item alone to the
+//!   inject queue only while a steal of that ring overlaps it: while a
+//!   steal is in progress every slot from its claim to the owner's head is
+//!   held (the items it claimed, and those the owner popped after them),
+//!   so the ring looks full with as little as nothing in it, and then only
+//!   the item moves (`Local::spill`), as tokio's `push_back_or_overflow`
+//!   does. (`queue::steal_across_u32_max`'s history showed it: three
+//!   items, a steal claims two, the owner pops the third and pushes two,
+//!   and the second push, with one item in the ring, sends its item
+//!   alone.)
 //!
 //! Every other outcome is deterministic, and with items' identities a
-//! steal's return says how many it took.
+//! steal's return says how many it took. That a steal does take items
+//! when no other steal runs is then part of the specification, not only a
+//! progress property for the models' reachability counts.
 
 use std::collections::VecDeque;
 
-use crate::harness::linearizability::Spec;
+use crate::harness::linearizability::{Overlap, Spec};
 
 /// Rings a history may use.
 pub const RINGS: usize = 3;
@@ -53,9 +56,6 @@ pub struct Queue {
     pub capacity: [usize; RINGS],
     /// Each ring's items (ids), oldest first.
     pub rings: [VecDeque<usize>; RINGS],
-    /// Whether a steal has taken items from each ring (so that a push may
-    /// find slots held: see the module docs).
-    pub stolen_from: [bool; RINGS],
     pub inject: VecDeque<usize>,
 }
 
@@ -81,7 +81,6 @@ impl Queue {
         Queue {
             capacity,
             rings: Default::default(),
-            stolen_from: [false; RINGS],
             inject: VecDeque::new(),
         }
     }
@@ -103,7 +102,6 @@ impl Queue {
     /// The sequential steal, taking `count` items.
     fn steal_count(&self, from: usize, into: usize, count: usize) -> (Option<usize>, Self) {
         let mut next = self.clone();
-        next.stolen_from[from] |= count > 0;
         let mut taken: Vec<usize> = next.rings[from].drain(..count).collect();
         let returned = taken.pop();
         next.rings[into].extend(taken);
@@ -140,7 +138,7 @@ impl Spec for Queue {
         match *op {
             Op::Push(ring, item) => {
                 let mut outcomes = vec![(Ret::Unit, self.push_whole(ring, item))];
-                if self.stolen_from[ring] && self.rings[ring].len() < self.capacity[ring] {
+                if self.rings[ring].len() < self.capacity[ring] {
                     let mut alone = self.clone();
                     alone.inject.push_back(item);
                     outcomes.push((Ret::Unit, alone));
@@ -172,4 +170,29 @@ impl Spec for Queue {
             }
         }
     }
+
+    fn needs_overlap(&self, op: &Op, ret: &Ret, next: &Self) -> Option<Overlap<Op>> {
+        match (op, ret) {
+            (&Op::Steal { from, .. }, Ret::Item(None)) if !self.rings[from].is_empty() => Some(
+                Overlap::new(format!("a steal from ring {from}"), move |other| {
+                    matches!(*other, Op::Steal { from: f, .. } if f == from)
+                }),
+            ),
+            (&Op::Steal { from, into }, Ret::Item(Some(_)))
+                if self.rings[from].len() - next.rings[from].len() < self.steal_size(from, into) =>
+            {
+                Some(Overlap::new(
+                    format!("a steal from ring {into} (the destination)"),
+                    move |other| matches!(*other, Op::Steal { from: f, .. } if f == into),
+                ))
+            }
+            (&Op::Push(ring, item), Ret::Unit) if *next != self.push_whole(ring, item) => {
+                Some(Overlap::new(format!("a steal from ring {ring}"), move |other| {
+                    matches!(*other, Op::Steal { from: f, .. } if f == ring)
+                }))
+            }
+            _ => None,
+        }
+    }
 }
+

@@ -9,10 +9,13 @@
 //! full at its linearization point) and, for a would-be sleeper, counts it
 //! asleep; once closed it answers `Closed`. `free` (a receive) gives one
 //! back and answers whether to wake a sender: `true` whenever a sleeper is
-//! counted (no lost wake-up), and otherwise either way, the one
-//! nondeterminism: a sender about to sleep counts itself before it looks
-//! and uncounts itself if it finds room, so a receive in that window may
-//! wake for nobody (a needless wake-up, never a lost one).
+//! counted (no lost wake-up), and otherwise `false`, but for the one
+//! nondeterminism, with its reason checked on the history
+//! (`Spec::needs_overlap`): a sender about to sleep counts itself before
+//! it looks and uncounts itself if it finds room, so a receive that
+//! overlaps such a `try_take` may wake for nobody (a needless wake-up,
+//! never a lost one). A `true` with no sleeper counted and no would-be
+//! sleeper's `try_take` overlapping fails the history.
 //! `taken_not_received` and `close` answer the count.
 //!
 //! Contract with its callers (kept by `keyed/mod.rs`, and by the models'
@@ -20,7 +23,7 @@
 //! only messages taken; a sender uncounts itself once per `Full` that
 //! counted it.
 
-use crate::harness::linearizability::Spec;
+use crate::harness::linearizability::{Overlap, Spec};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Room {
@@ -100,6 +103,16 @@ impl Spec for Room {
                 next.closed = true;
                 vec![(Ret::Count(self.queued), next)]
             }
+        }
+    }
+
+    fn needs_overlap(&self, op: &Op, ret: &Ret, _next: &Self) -> Option<Overlap<Op>> {
+        match (op, ret) {
+            (Op::Free, Ret::Wake(true)) if self.sleepers == 0 => Some(Overlap::new(
+                "a would-be sleeper's try_take (it counts itself before it looks)",
+                |other| matches!(other, Op::TryTake { as_sleeper: true }),
+            )),
+            _ => None,
         }
     }
 }

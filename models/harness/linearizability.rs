@@ -41,6 +41,18 @@
 //! of distinct pairs, which the precedence keeps small for the histories
 //! the models record (a few threads of a few operations each).
 //!
+//! # Nondeterminism that needs a reason
+//!
+//! Where a contract allows an outcome only because something ran at the
+//! same time (a steal may give up only while another steal of its ring is
+//! in progress), the specification says so ([`Spec::needs_overlap`]):
+//! such an outcome is allowed only if the history holds an operation of
+//! the kind it names that overlapped this one, that is, one that neither
+//! came before nor after it in the history's order. So a specification
+//! may be nondeterministic "because of concurrency" without letting a
+//! single-threaded bug through: a steal that gave up with nobody else
+//! stealing fails the check, whatever the state.
+//!
 //! P-compositionality: when [`Spec::partition`] splits a history into
 //! parts that touch disjoint parts of the state (the keyed channel's
 //! independent keys), each part is checked alone from the same initial
@@ -89,6 +101,20 @@ pub trait Spec: Clone + Eq + Hash + Debug {
             .collect()
     }
 
+    /// Why `op`'s outcome returning `ret` and leaving `next` is allowed, if
+    /// the state alone does not allow it: the operations that must have
+    /// overlapped `op` for it (see the module documentation). `None` (the
+    /// default): the state allows it alone.
+    fn needs_overlap(
+        &self,
+        op: &Self::Op,
+        ret: &Self::Ret,
+        next: &Self,
+    ) -> Option<Overlap<Self::Op>> {
+        let _ = (op, ret, next);
+        None
+    }
+
     /// Parts of a history that touch disjoint parts of the state, if the
     /// specification is a product of independent objects and these
     /// operations stay within one each: the indices of each part's
@@ -96,6 +122,23 @@ pub trait Spec: Clone + Eq + Hash + Debug {
     fn partition(&self, ops: &[(&Self::Op, Option<&Self::Ret>)]) -> Option<Vec<Vec<usize>>> {
         let _ = ops;
         None
+    }
+}
+
+/// An outcome's reason (see [`Spec::needs_overlap`]): it is allowed only if
+/// an operation for which `by` holds overlapped the one it is the outcome
+/// of. `what` names it for a failure's printout.
+pub struct Overlap<Op> {
+    pub what: String,
+    pub by: Box<dyn Fn(&Op) -> bool>,
+}
+
+impl<Op> Overlap<Op> {
+    pub fn new(what: impl Into<String>, by: impl Fn(&Op) -> bool + 'static) -> Self {
+        Overlap {
+            what: what.into(),
+            by: Box::new(by),
+        }
     }
 }
 
@@ -228,6 +271,34 @@ impl<S: Spec> History<S> {
     }
 }
 
+impl<S: Spec> History<S> {
+    /// Whether operations `a` and `b` overlapped: neither comes before the
+    /// other in the history's order.
+    pub fn overlapped(&self, a: usize, b: usize) -> bool {
+        a != b && self.before[a] & (1 << b) == 0 && self.before[b] & (1 << a) == 0
+    }
+
+    /// The states operation `i` may leave, returning `ret` from `state`:
+    /// the specification's, less those whose reason (an overlapping
+    /// operation) the history does not hold.
+    fn allowed_after(&self, i: usize, state: &S, ret: &S::Ret) -> Vec<S> {
+        let op = &self.ops[i].op;
+        state
+            .after(op, ret)
+            .into_iter()
+            .filter(|next| {
+                state.needs_overlap(op, ret, next).map_or(true, |why| {
+                    (0..self.ops.len()).any(|j| {
+                        self.ops[j].gave_up.is_none()
+                            && self.overlapped(i, j)
+                            && (why.by)(&self.ops[j].op)
+                    })
+                })
+            })
+            .collect()
+    }
+}
+
 /// A linearization: the operations in the order found, by index, with the
 /// pending ones that were placed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -350,7 +421,7 @@ fn search<S: Spec>(history: &History<S>) -> Result<Linearization, Box<Failure<S>
             }
             match &op.ret {
                 Some(ret) => {
-                    for next in state.after(&op.op, ret) {
+                    for next in history.allowed_after(i, &state, ret) {
                         children.push((placed | bit, skipped, next, i));
                     }
                 }
@@ -383,10 +454,12 @@ fn search<S: Spec>(history: &History<S>) -> Result<Linearization, Box<Failure<S>
         .filter(|&i| history.ops[i].ret.is_some() || history.ops[i].gave_up.is_some())
         .map(|i| {
             let op = history.ops[i].gave_up.unwrap_or(i);
+            // What it could return here, given what overlapped it.
             let allowed = state
                 .outcomes(&history.ops[op].op)
                 .into_iter()
                 .map(|(ret, _)| ret)
+                .filter(|ret| !history.allowed_after(op, &state, ret).is_empty())
                 .collect();
             (i, allowed)
         })

@@ -72,13 +72,19 @@ pub fn proptest_config(cases: u32) -> proptest::prelude::ProptestConfig {
 /// specification allowed) unless `observed` is one of the specification's
 /// outcomes, and moves `state` to the first outcome with that return.
 /// What the property tests compare step by step, with the specifications
-/// the history checks use.
+/// the history checks use. One thread runs the operations, so nothing
+/// overlaps them: an outcome the specification allows only with an
+/// overlapping operation (`Spec::needs_overlap`) is not allowed here.
 pub fn step<S: crate::harness::linearizability::Spec>(
     state: &mut S,
     op: &S::Op,
     observed: S::Ret,
 ) -> Result<(), proptest::test_runner::TestCaseError> {
-    match state.after(op, &observed).into_iter().next() {
+    let alone = state
+        .after(op, &observed)
+        .into_iter()
+        .find(|next| state.needs_overlap(op, &observed, next).is_none());
+    match alone {
         Some(next) => {
             *state = next;
             Ok(())
@@ -88,6 +94,7 @@ pub fn step<S: crate::harness::linearizability::Spec>(
             state
                 .outcomes(op)
                 .iter()
+                .filter(|(r, next)| state.needs_overlap(op, r, next).is_none())
                 .map(|(r, _)| r)
                 .collect::<Vec<_>>()
         ))),
