@@ -1133,7 +1133,8 @@ fn shutdown_racing_wake() {
 /// Reaches both orders of the panic's report to `block_on` and the
 /// waiting future's drop.
 ///
-/// Checks.
+/// Checks: R-11, R-13 (weaker: one of its panics, a runtime dropped in its
+/// own task).
 #[test]
 fn dropped_in_its_own_task() {
     let reported_first = Reach::new("panic_reported_before_the_future_went");
@@ -1644,7 +1645,8 @@ fn join_handle_dropped_racing_completion() {
 /// tokio's `complete_block_on_under_load`: `block_on` awaits a task that
 /// yields repeatedly while another task keeps the worker busy.
 ///
-/// Checks.
+/// Checks: R-2, R-9 (weaker: a task that yields is not starved by a busy
+/// worker; not the 61-tick interval).
 #[test]
 fn block_on_completes_under_load() {
     let yielded = Reach::new("task_yielded_and_resumed");
@@ -1672,7 +1674,8 @@ fn block_on_completes_under_load() {
 /// the other in the LIFO slot; a third task, queued in the ring behind
 /// them, still runs: the LIFO slot is given up after 3 polls in a row.
 ///
-/// Checks: R-10.
+/// Checks: R-10 (weaker: the LIFO slot is given up, not that it is after
+/// exactly 3 polls).
 #[test]
 fn lifo_slot_given_up() {
     let ran = Reach::new("third_task_ran_while_pair_woke_each_other");
