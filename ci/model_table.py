@@ -1,33 +1,46 @@
 #!/usr/bin/env python3
-"""Remeasures the model table in VERIFICATION.md, rewrites its rows, and
-checks it against a run of the main job.
+"""VERIFICATION.md's measured-runs table: what each loom model runs, read
+from the models' result lines (models/harness/mod.rs), and the checks that
+keep every column true.
 
-Full mode (no subcommand) runs, for every model:
-  1. loom at its pull-request setting (ci/loom as CI runs it);
-  2. loom with no preemption bound, each model alone, within a budget per
-     model (MODELSYNC_LOOM_BUDGET, default 600 s): complete, or, when that
-     runs out of budget, the highest bound that finishes within it;
-  3. loom at preemption bound 2 (the bound the ordering mutants run at);
-  4. every shuttle scenario (ci/shuttle).
-Each model prints one result line (models/harness/mod.rs); this script
-reads them from MODELSYNC_REPORT files.
+Columns, and what keeps each true:
 
-`--pr-only` runs step 1 alone and rewrites the pull-request column (and
-the complete-run column of the models whose pull-request run is
-complete: the same run), keeping the other columns as last measured.
+- tier: `pr` (the main job, `ci/loom`) or `nightly` (the nightly tier:
+  the model's builder says `.nightly()`); `-` for a model loom does not
+  run. Checked by `check` (ci/loom): a model the main job ran is `pr`, one
+  it skipped is `nightly`.
+- pull requests, real-time pass, reached: the main job's run of each
+  pull-request-tier model: its setting and executions, its real-time
+  pass (a history-checking model's second run) and how many executions
+  reached each interleaving the model declares. loom's counts are
+  deterministic for given code and settings (the generated scenarios'
+  budgets are counted in executions), so `check` compares every cell with
+  the main job's report, exactly.
+- nightly, no bound: the nightly's run of every loom model with no
+  preemption bound (`LOOM_MAX_PREEMPTIONS=none`), within its time budget:
+  complete, with its executions, or not complete within the budget (it
+  then falls back to the highest bound that finishes, which depends on
+  the machine and is not recorded here). Generated scenarios draw new
+  ones each night. Checked by `check-nightly` (ci/nightly), for the models
+  of the partition the report covers.
 
-`check REPORT` compares the executions of a main-job run (ci/loom writes
-its result lines to target/logs/loom-report.txt) with the table's
-pull-request column: loom's counts are deterministic for given code and
-settings (the generated scenarios' budgets are counted in executions, not
-time), so any difference means the table no longer says what the main job
-runs. It fails naming the models and the command that rewrites the rows.
+Times are not recorded: they are not the same twice.
 
-With --only PREFIX (e.g. `notify::`), only the models whose names start
-with PREFIX are run, and only their rows are replaced or added.
-
-Usage: ci/model_table.py [--budget SECS] [--only PREFIX] [--dry-run] [--pr-only]
-       ci/model_table.py check REPORT
+Usage:
+  ci/model_table.py check REPORT          the main job's report (ci/loom
+                                          writes target/logs/loom-report.txt)
+                                          against the tier, pull-request,
+                                          real-time and reached columns
+  ci/model_table.py check-nightly REPORT  the nightly's report against the
+                                          nightly column
+  ci/model_table.py write [--nightly] REPORT
+                                          rewrite those columns from REPORT
+                                          (then ci/summary.py, whose parts
+                                          read the table)
+  ci/model_table.py [--only PREFIX] [--nightly] [--budget SECS] [--dry-run]
+                                          run the main job (or, with
+                                          --nightly, the nightly's loom run)
+                                          and rewrite the rows it measures
 """
 
 import argparse
@@ -38,101 +51,103 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-LINE = re.compile(r"model (\S+) backend=(\w+) (.*?) executions=(\d+) time=(\S+)s reached\[(.*?)\]"
-                  r"(?: real_time_pass\[(.*?) executions=(\d+) time=(\S+)s histories_checked=\d+\])?")
-HEADER = "| model | pull-request CI |"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tree  # noqa: E402
+
+ROOT = tree.ROOT
 DOC = ROOT / "VERIFICATION.md"
-REWRITE = "python3 ci/model_table.py --pr-only"
+HEADER = ("| model | tier | pull requests | real-time pass | reached (pull-request run) "
+          "| nightly, no bound |")
+LINE = re.compile(r"model (\S+) backend=(\w+) (?:tier=(\w+) )?(.*?) executions=(\d+) time=(\S+)s "
+                  r"reached\[(.*?)\](?: real_time_pass\[(.*?) executions=(\d+) time=\S+s "
+                  r"histories_checked=\d+\])?\s*$")
+SKIPPED = re.compile(r"model (\S+) backend=loom tier=nightly skipped")
+NOT_LOOM = "not a loom model"
+AS_PR = "as in pull requests"
+NOT_COMPLETE = "not complete within the budget"
+NEW_DRAWS = "new scenarios each night"
+
+
+class Run:
+    """One result line."""
+
+    def __init__(self, m):
+        (self.name, self.backend, tier, self.setting, executions, _, reached,
+         rt_setting, rt_executions) = m.groups()
+        self.tier = tier or "pr"
+        self.executions = int(executions)
+        self.reached = reached
+        self.real_time = (rt_setting, int(rt_executions)) if rt_executions else None
+        self.audit = "all-read-modify-write" in self.setting
 
 
 def parse(text):
-    """{model: (setting, executions, seconds, reached, real-time pass)} from
-    result lines; the real-time pass (a history-checking loom model's second
-    run, models/harness/mod.rs) is (setting, executions, seconds) or None."""
-    found = {}
+    """({model: Run} of the loom lines of the normal run, {model skipped})."""
+    runs, skipped = {}, set()
     for line in text.splitlines():
-        m = LINE.search(line)
-        if m:
-            name, _, setting, executions, secs, reached, rt_setting, rt_execs, rt_secs = m.groups()
-            rt = (rt_setting, int(rt_execs), float(rt_secs)) if rt_execs else None
-            found[name] = (setting, int(executions), float(secs), reached.replace("=", ": "), rt)
-    return found
+        if m := SKIPPED.search(line):
+            skipped.add(m.group(1))
+        elif (m := LINE.search(line)) and m.group(2) == "loom":
+            run = Run(m)
+            if not run.audit:
+                runs[run.name] = run
+    return runs, skipped
 
 
-def run(command, **env):
-    """The result lines of one run."""
-    with tempfile.NamedTemporaryFile("r", suffix=".txt") as report:
-        out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
-                             env={**os.environ, **env, "MODELSYNC_REPORT": report.name})
-        if out.returncode != 0:
-            sys.exit(f"{' '.join(command)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
-        found = parse(Path(report.name).read_text())
-    if not found:
-        sys.exit(f"{' '.join(command)} printed no model lines")
-    return found
-
-
-def show(executions, secs):
-    return f"{executions:,} / {secs:.2f}s"
-
-
-def bound_of(setting):
-    m = re.match(r"preemption_bound=(\w+)", setting)
-    return m.group(1) if m else setting
+def fields(setting):
+    return dict(f.split("=", 1) for f in setting.split() if "=" in f)
 
 
 def is_generated(setting):
     return setting.startswith("scenarios=")
 
 
-RT = "real-time pass:"
-
-
-def pr_cell(setting, executions, secs, real_time=None):
-    """The pull-request column: how the main job ran the model, and its
-    executions (what `check` compares); then its real-time pass, if it had
-    one."""
-    cell = run_cell(setting, executions, secs)
-    if real_time:
-        cell += f"; {RT} " + run_cell(*real_time)
-    return cell
-
-
-def run_cell(setting, executions, secs):
+def setting_cell(setting, executions):
+    """`complete: 26,914`, `bound 3: 7,679`, or for generated scenarios
+    `8 scenarios: 7 complete, 1 down to bound 3: 16,943`."""
     if is_generated(setting):
-        fields = dict(f.split("=", 1) for f in setting.split() if "=" in f)
-        bounded = fields.get("bounded", "0")
-        how = f"{fields['scenarios']} scenarios, {fields['complete']} complete"
-        if not bounded.startswith("0"):
-            how += f", {bounded.replace('(lowest_bound=', ' down to bound ').rstrip(')')}"
-        return f"{how}: {show(executions, secs)}"
-    bound = bound_of(setting)
-    if bound == "none":
-        return f"complete: {show(executions, secs)}"
-    return f"bound {bound}: {show(executions, secs)}"
+        f = fields(setting)
+        n, complete = int(f["scenarios"]), int(f["complete"])
+        if complete == n:
+            how = f"{n} scenarios, all complete"
+        else:
+            lowest = re.search(r"lowest_bound=(\d+)", setting).group(1)
+            how = f"{n} scenarios: {complete} complete, {n - complete} down to bound {lowest}"
+        return f"{how}: {executions:,}"
+    bound = fields(setting).get("preemption_bound", "?")
+    how = "complete" if bound == "none" else f"bound {bound}"
+    if m := re.search(r"capped:loom-does-not-end-above-(\d+)", setting):
+        how += f" (loom does not end above {m.group(1)})"
+    if "TRUNCATED" in setting:
+        how += " (TRUNCATED: not exhaustive)"
+    return f"{how}: {executions:,}"
 
 
-def complete_cell(setting, executions, secs, budget):
-    if is_generated(setting):
-        # The same run: each scenario complete within its budget, or the
-        # highest bound that finishes within it.
-        return f"as in pull requests: {run_cell(setting, executions, secs).split(':')[0]}"
-    if bound_of(setting) == "none":
-        return f"**complete**: {show(executions, secs)}"
-    capped = re.search(r"capped:loom-does-not-end-above-(\d+)", setting)
-    if capped:
-        return (f"not attempted: loom's exploration does not end above bound {capped.group(1)} "
-                f"(the model's doc says why); bound {bound_of(setting)}: {show(executions, secs)}")
-    return (f"out of budget ({budget} s); bound {bound_of(setting)} finished: {executions:,} "
-            f"executions ({secs:.0f}s with the unbounded attempt)")
+def reached_cell(reached):
+    return "; ".join(r.replace("=", ": ") for r in reached.split())
+
+
+def pr_cells(run):
+    """tier, pull requests, real-time pass, reached."""
+    rt = setting_cell(*run.real_time) if run.real_time else "-"
+    return [run.tier, setting_cell(run.setting, run.executions), rt, reached_cell(run.reached)]
+
+
+def nightly_cell(run, pr_cell):
+    if is_generated(run.setting):
+        return NEW_DRAWS
+    setting = run.setting
+    if "unbounded=out-of-budget" in setting:
+        return NOT_COMPLETE
+    cell = setting_cell(setting, run.executions)
+    return AS_PR if cell == pr_cell else cell
 
 
 def table():
-    """(lines of VERIFICATION.md, start, end) of the table's rows."""
+    """(lines of VERIFICATION.md, index of the first row, index after the last)."""
     doc = DOC.read_text().splitlines()
     start = next(i for i, line in enumerate(doc) if line.startswith(HEADER)) + 2
-    end = next(i for i in range(start, len(doc)) if not doc[i].startswith("|"))
+    end = next((i for i in range(start, len(doc)) if not doc[i].startswith("|")), len(doc))
     return doc, start, end
 
 
@@ -144,115 +159,148 @@ def cells(row):
     return [c.strip() for c in row.strip().strip("|").split("|")]
 
 
-def executions_in(cell):
-    """The executions a pull-request cell gives, and those of its real-time
-    pass (None where it has none, or is an old cell)."""
-    first, _, real_time = cell.partition(f"; {RT}")
-    count = lambda text: (  # noqa: E731
-        int(m.group(1).replace(",", "")) if (m := re.search(r"([\d,]+) / [\d.]+s", text)) else None)
-    return count(first), count(real_time)
+def rows():
+    doc, start, end = table()
+    return {name_of(r): cells(r) for r in doc[start:end]}
+
+
+def row_text(c):
+    return "| " + " | ".join(c) + " |"
+
+
+def expected_rows(old, pr=None, nightly=None, only=""):
+    """The table's rows: every test of models/ that is not std-only, with
+    the cells `pr` (a main-job report) and `nightly` (a nightly report)
+    give, the rest as `old` has them."""
+    out = []
+    for name, test in sorted(tree.all_tests().items()):
+        if test.target != "models" or not (test.loom or test.shuttle):
+            continue
+        if not test.loom:
+            out.append([f"`{name}`", "-", NOT_LOOM, "-", "-", "-"])
+            continue
+        c = old.get(name, [f"`{name}`", "pr", "not measured", "-", "-", "not measured"])
+        mine = name.startswith(only)
+        if pr is not None and mine:
+            runs, skipped = pr
+            if name in runs:
+                c = [c[0]] + pr_cells(runs[name]) + [c[5]]
+            elif name in skipped:
+                c = [c[0], "nightly", "-", "-", "-", c[5]]
+        if nightly is not None and mine and name in nightly[0]:
+            c = c[:5] + [nightly_cell(nightly[0][name], c[2])]
+        out.append(c)
+    return out
+
+
+def write(new_rows, dry_run=False):
+    doc, start, end = table()
+    text = [row_text(c) for c in new_rows]
+    if dry_run:
+        print("\n".join(text))
+        return
+    doc[start:end] = text
+    DOC.write_text("\n".join(doc) + "\n")
+    # The summary and the evidence read these rows.
+    subprocess.run([sys.executable, str(ROOT / "ci" / "summary.py")], check=True)
+    print(f"rewrote {len(text)} rows of VERIFICATION.md's measured-runs table")
 
 
 def check(report_path):
-    report = parse(Path(report_path).read_text())
-    if not report:
-        sys.exit(f"{report_path} holds no model lines")
-    doc, start, end = table()
-    rows = {name_of(row): cells(row) for row in doc[start:end]}
+    runs, skipped = parse(Path(report_path).read_text())
+    if not runs:
+        sys.exit(f"{report_path} holds no loom result lines")
+    have = rows()
     wrong = []
-    for name, (setting, executions, _, _, real_time) in sorted(report.items()):
-        if "all-read-modify-write" in setting:
+    for name, c in sorted(have.items()):
+        if c[2] == NOT_LOOM:
             continue
-        row = rows.get(name)
-        if row is None:
-            wrong.append(f"{name}: no row (the main job ran {executions:,} executions)")
-            continue
-        said = executions_in(row[1])
-        if row[1].startswith("not a loom model"):
-            continue
-        ran = (executions, real_time[1] if real_time else None)
-        if said != ran:
-            rt = real_time and (real_time[0], real_time[1], 0)
-            wrong.append(f"{name}: the table says {row[1]!r}, the main job ran "
-                         f"{pr_cell(setting, executions, 0, rt)!r}")
+        if name in runs:
+            want = pr_cells(runs[name])
+            if c[1:5] != want:
+                wrong.append(f"{name}: the table says {' | '.join(c[1:5])!r},\n"
+                             f"    the main job ran {' | '.join(want)!r}")
+        elif name in skipped:
+            if c[1] != "nightly":
+                wrong.append(f"{name}: the main job skipped it (nightly tier); the table says "
+                             f"tier {c[1]!r}")
+        else:
+            wrong.append(f"{name}: the table has a row, the main job did not run it")
+    for name in sorted((set(runs) | skipped) - set(have)):
+        wrong.append(f"{name}: no row")
     if wrong:
-        sys.exit("VERIFICATION.md's model table does not say what the main job runs:\n  "
+        sys.exit("VERIFICATION.md's measured-runs table does not say what the main job runs:\n  "
                  + "\n  ".join(wrong)
-                 + f"\nRewrite its rows with `{REWRITE}` (or the full `python3 ci/model_table.py`) "
-                 "and commit them with the change that moved the counts.")
-    print(f"model table: the {len(report)} models the main job ran match their rows")
+                 + f"\nRewrite it with `python3 ci/model_table.py write {report_path}` and commit "
+                 "it with the change that moved the counts.")
+    print(f"measured-runs table: the {len(runs)} models the main job ran and the {len(skipped)} "
+          "it skipped (nightly tier) match their rows")
+
+
+def check_nightly(report_path):
+    runs, _ = parse(Path(report_path).read_text())
+    if not runs:
+        sys.exit(f"{report_path} holds no loom result lines")
+    have = rows()
+    wrong = []
+    for name, run in sorted(runs.items()):
+        c = have.get(name)
+        if c is None:
+            wrong.append(f"{name}: no row")
+            continue
+        want = nightly_cell(run, c[2])
+        if c[5] != want:
+            wrong.append(f"{name}: the table says {c[5]!r}, the nightly ran {want!r} "
+                         f"({run.setting}, {run.executions:,} executions)")
+    if wrong:
+        sys.exit("VERIFICATION.md's measured-runs table does not say what the nightly runs:\n  "
+                 + "\n  ".join(wrong)
+                 + f"\nRewrite its nightly column with `python3 ci/model_table.py write --nightly "
+                 "REPORT` on this report (the partition's models only) and commit it.")
+    print(f"measured-runs table: the nightly column matches the {len(runs)} models this "
+          "partition ran")
+
+
+def run(command, **env):
+    with tempfile.NamedTemporaryFile("r", suffix=".txt") as report:
+        out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
+                             env={**os.environ, **env, "MODELSYNC_REPORT": report.name})
+        if out.returncode != 0:
+            sys.exit(f"{' '.join(command)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+        return parse(Path(report.name).read_text())
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "check":
-        if len(sys.argv) != 3:
-            sys.exit("usage: ci/model_table.py check REPORT")
-        check(sys.argv[2])
-        return
-    parser = argparse.ArgumentParser()
+    args = sys.argv[1:]
+    if args[:1] == ["check"] and len(args) == 2:
+        return check(args[1])
+    if args[:1] == ["check-nightly"] and len(args) == 2:
+        return check_nightly(args[1])
+    if args[:1] == ["write"]:
+        nightly = "--nightly" in args
+        rest = [a for a in args[1:] if a != "--nightly"]
+        if len(rest) != 1:
+            sys.exit(__doc__)
+        report = parse(Path(rest[0]).read_text())
+        return write(expected_rows(rows(), **({"nightly": report} if nightly else {"pr": report})))
+    parser = argparse.ArgumentParser(usage=__doc__)
     parser.add_argument("--budget", type=int, default=600)
     parser.add_argument("--only", default="", help="remeasure only models starting with this")
+    parser.add_argument("--nightly", action="store_true", help="the nightly's run, not the main job's")
     parser.add_argument("--dry-run", action="store_true")
-    parser.add_argument("--pr-only", action="store_true",
-                        help="rerun only the main job; rewrite the pull-request column")
-    parser.add_argument("--shuttle", action="store_true",
-                        help="with --pr-only: rerun the shuttle scenarios too, for their column")
-    args = parser.parse_args()
-
-    only = [args.only] if args.only else []
-    pr = run(["bash", "ci/loom", "--test", "models", "--"] + only)
-    doc, start, end = table()
-    old = {name_of(row): cells(row) for row in doc[start:end]}
-    rows = []
-    if args.pr_only:
-        shuttle = run(["bash", "ci/shuttle", "--test", "models", "--"] + only) if args.shuttle else {}
-        for name in sorted(set(pr) | {n for n, c in old.items() if c[1].startswith("not a loom model")}):
-            if name not in pr:
-                if not args.only or name.startswith(args.only):
-                    rows.append("| " + " | ".join(old[name]) + " |")
-                continue
-            setting, executions, secs, reached, real_time = pr[name]
-            previous = old.get(name, [f"`{name}`", "", "not measured", "not measured", reached,
-                                      "not measured"])
-            cell = pr_cell(setting, executions, secs, real_time)
-            complete = previous[2]
-            if bound_of(setting) == "none" or is_generated(setting):
-                complete = complete_cell(setting, executions, secs, args.budget)
-            last = f"{shuttle[name][2]:.2f}s" if name in shuttle else previous[5]
-            if args.shuttle and name not in shuttle:
-                last = "not a shuttle scenario"
-            rows.append(f"| `{name}` | {cell} | {complete} | {previous[3]} | {reached} | {last} |")
+    # The old name of the default (the main job's columns alone).
+    parser.add_argument("--pr-only", action="store_true", help=argparse.SUPPRESS)
+    a = parser.parse_args(args)
+    filters = [a.only] if a.only else []
+    if a.nightly:
+        report = run(["bash", "ci/loom", "--test", "models", "--", "--test-threads=1"] + filters,
+                     LOOM_MAX_PREEMPTIONS="none", MODELSYNC_LOOM_BUDGET=str(a.budget),
+                     MODELSYNC_TIER="nightly")
+        new = expected_rows(rows(), nightly=report, only=a.only)
     else:
-        complete = run(["bash", "ci/loom", "--test", "models", "--", "--test-threads=1"] + only,
-                       LOOM_MAX_PREEMPTIONS="none", MODELSYNC_LOOM_BUDGET=str(args.budget))
-        bound2 = run(["bash", "ci/loom", "--test", "models", "--"] + only, LOOM_MAX_PREEMPTIONS="2")
-        shuttle = run(["bash", "ci/shuttle", "--test", "models", "--"] + only)
-        for name in sorted(set(pr) | set(shuttle)):
-            if name not in pr:
-                rows.append(f"| `{name}` | not a loom model | | | {shuttle[name][3]} (shuttle) "
-                            f"| {shuttle[name][2]:.2f}s |")
-                continue
-            setting, executions, secs, _, real_time = pr[name]
-            first = pr_cell(setting, executions, secs, real_time)
-            setting, executions, secs, reached, _ = complete[name]
-            second = complete_cell(setting, executions, secs, args.budget)
-            _, e2, s2, _, _ = bound2[name]
-            last = f"{shuttle[name][2]:.2f}s" if name in shuttle else "not a shuttle scenario"
-            rows.append(f"| `{name}` | {first} | {second} | {show(e2, s2)} | {reached} | {last} |")
-    if args.only:
-        # Keep the other models' rows; replace or add this prefix's.
-        kept = [row for row in doc[start:end] if not name_of(row).startswith(args.only)]
-        rows = sorted(kept + rows, key=name_of)
-    doc[start:end] = rows
-    if args.dry_run:
-        print("\n".join(rows))
-    else:
-        DOC.write_text("\n".join(doc) + "\n")
-        # The summary at the top counts these rows.
-        subprocess.run([sys.executable, str(ROOT / "ci" / "summary.py")], check=True)
-        print(f"rewrote {len(rows)} rows of VERIFICATION.md's model table")
-    total = lambda runs: sum(v[2] for v in runs.values())  # noqa: E731
-    print(f"loom model time at pull-request settings: {total(pr):.1f}s")
+        report = run(["bash", "ci/loom", "--test", "models", "--"] + filters)
+        new = expected_rows(rows(), pr=report, only=a.only)
+    write(new, a.dry_run)
 
 
 if __name__ == "__main__":

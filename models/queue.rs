@@ -1029,7 +1029,8 @@ impl Subject for QueueSubject {
 /// order; overflow moves the oldest half then the item; pops are FIFO;
 /// every item delivered at most once and dropped once).
 ///
-/// Checks.
+/// Checks, Q-8 (weaker: rings of capacity 2, so every
+/// steal takes one item), Q-9, Q-11.
 #[test]
 fn generated_scenarios() {
     scenario::generated::<QueueSubject>(model!().nightly());
@@ -1040,7 +1041,8 @@ fn generated_scenarios() {
 /// with no preemption bound (the run fails otherwise); every history
 /// checked against `specs/queue.rs`.
 ///
-/// Checks.
+/// Checks, Q-8 (weaker: rings of capacity 2, so every
+/// steal takes one item), Q-9, Q-11.
 #[test]
 fn complete_scenarios() {
     scenario::generated_complete::<QueueSubject>(

@@ -17,11 +17,11 @@ use std::thread::spawn as watchdog_thread; // shim-exempt: the deadlock watchdog
 use crate::specs::keyed::{unique, Keyed, Op as SpecOp, RecvErr, Ret, SendErr};
 use crate::support::{step, DropLog, Item};
 use counted_key::{live_copies, CountedKey, COMPARISONS, HASHES};
-use touchy_key::Touchy;
 use modelsync::keyed::error::{TryRecvError, TrySendError};
 use modelsync::keyed::{sync_channel, Message};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
+use touchy_key::Touchy;
 
 const KEYS: u8 = 5;
 const CAPACITY: usize = 6;
@@ -1095,7 +1095,10 @@ trait TryEnds<K: Eq + std::hash::Hash + Clone, V> {
 }
 
 impl<K: Eq + std::hash::Hash + Clone, V> TryEnds<K, V>
-    for (modelsync::keyed::SyncSender<K, V>, modelsync::keyed::SyncReceiver<K, V>)
+    for (
+        modelsync::keyed::SyncSender<K, V>,
+        modelsync::keyed::SyncReceiver<K, V>,
+    )
 {
     fn try_send(&self, keys: Vec<K>, value: V) -> Result<(), TrySendError<V>> {
         self.0.try_send(keys, value)
@@ -1106,7 +1109,10 @@ impl<K: Eq + std::hash::Hash + Clone, V> TryEnds<K, V>
 }
 
 impl<K: Eq + std::hash::Hash + Clone, V> TryEnds<K, V>
-    for (modelsync::keyed::Sender<K, V>, modelsync::keyed::Receiver<K, V>)
+    for (
+        modelsync::keyed::Sender<K, V>,
+        modelsync::keyed::Receiver<K, V>,
+    )
 {
     fn try_send(&self, keys: Vec<K>, value: V) -> Result<(), TrySendError<V>> {
         self.0.try_send(keys, value)
@@ -1148,7 +1154,10 @@ fn recv_panics(ends: &mut dyn TryEnds<Touchy, Item>) {
     }));
     touchy_key::disarm();
     let message = crate::support::panic_message(result.expect_err("the key's code panicked"));
-    assert!(message.contains(touchy_key::PANIC), "panic message: {message}");
+    assert!(
+        message.contains(touchy_key::PANIC),
+        "panic message: {message}"
+    );
 }
 
 fn keys(ids: &[u8]) -> Vec<Touchy> {
@@ -1319,7 +1328,11 @@ fn a_push_whose_key_panics_changes_nothing_in_the_core() {
                 let got = match &op {
                     Op::Push(id, keys) => {
                         if let Some((clone, skip)) = trap {
-                            let kind = if clone { touchy_key::Trap::Clone } else { touchy_key::Trap::Eq };
+                            let kind = if clone {
+                                touchy_key::Trap::Clone
+                            } else {
+                                touchy_key::Trap::Eq
+                            };
                             touchy_key::arm_any(kind, skip);
                         }
                         let pushed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -1328,7 +1341,12 @@ fn a_push_whose_key_panics_changes_nothing_in_the_core() {
                         touchy_key::disarm();
                         if pushed.is_err() {
                             // Nothing filed: the specification stays.
-                            prop_assert_eq!(core.tracked_keys(), model.tracked_keys(), "after a panic in {:?}", op);
+                            prop_assert_eq!(
+                                core.tracked_keys(),
+                                model.tracked_keys(),
+                                "after a panic in {:?}",
+                                op
+                            );
                             continue;
                         }
                         None
@@ -1341,7 +1359,12 @@ fn a_push_whose_key_panics_changes_nothing_in_the_core() {
                 };
                 prop_assert_eq!(got, want, "{:?} from {:?}", op, model);
                 model = next;
-                prop_assert_eq!(core.tracked_keys(), model.tracked_keys(), "tracked keys after {:?}", op);
+                prop_assert_eq!(
+                    core.tracked_keys(),
+                    model.tracked_keys(),
+                    "tracked keys after {:?}",
+                    op
+                );
             }
             drop(core);
             prop_assert_eq!(touchy_key::live(), 0, "key copies left alive");

@@ -356,13 +356,23 @@ fn outcomes_that_need_a_concurrent_operation_need_one_in_the_history() {
     let mut initial = Queue::new([4, 4, 4]);
     initial.rings[0].extend([10, 11]);
     let steal = |thread, into, ret, called, returned| {
-        op::<Queue>(thread, Q::Steal { from: 0, into }, Some(ret), called, Some(returned))
+        op::<Queue>(
+            thread,
+            Q::Steal { from: 0, into },
+            Some(ret),
+            called,
+            Some(returned),
+        )
     };
     let gave_up = steal(1, 1, Ret::Item(None), 2, 5);
     // Alone: a steal from a ring with two items takes one and returns it.
     let alone = History::real_time(initial.clone(), vec![gave_up.clone()]);
     let failure = check(&alone).unwrap_err();
-    assert_eq!(failure.stuck, vec![(0, vec![Ret::Item(Some(10))])], "{failure}");
+    assert_eq!(
+        failure.stuck,
+        vec![(0, vec![Ret::Item(Some(10))])],
+        "{failure}"
+    );
     // Beside the owner's pop: still no reason to give up.
     let pop = op::<Queue>(0, Q::Pop(0), Some(Ret::Item(Some(10))), 1, Some(6));
     let contended = History::real_time(initial.clone(), vec![pop.clone(), gave_up.clone()]);
@@ -376,7 +386,10 @@ fn outcomes_that_need_a_concurrent_operation_need_one_in_the_history() {
     after.returned = Some(1);
     after.called = 0;
     let sequential = History::real_time(initial, vec![after, gave_up]);
-    assert!(check(&sequential).is_err(), "gave up after the other steal ended");
+    assert!(
+        check(&sequential).is_err(),
+        "gave up after the other steal ended"
+    );
 }
 
 /// The recorder's happens-before: program order, spawn, join and

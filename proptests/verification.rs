@@ -8,15 +8,19 @@
 //!   property tests, its benchmarks or its VERIFICATION.md section.
 //! - Every invariant is a heading `### <ID>: <title>` (IDs like `Q-1`).
 //! - Every test in `models/` and `proptests/` carries, in its doc comment, a
-//!   line `Checks: <ID>, <ID>, ...` naming the invariants it checks. Its
-//!   name is `<file stem>::<fn>` (`queue::basic`): the name libtest gives
-//!   it, the name a model prints and the name `cargo test` filters on.
-//! - Under each invariant, VERIFICATION.md has a line
-//!   `Checked by: <name>, ...` listing exactly the tests that name it.
+//!   paragraph `Checks: <ID>, <ID> (weaker: <what it leaves out>), ...`
+//!   naming the invariants it checks, each ID it checks only in part
+//!   followed by a qualifier. Its name is `<file stem>::<fn>`
+//!   (`queue::basic`): the name libtest gives it, the name a model prints
+//!   and the name `cargo test` filters on.
+//! - Under each invariant, VERIFICATION.md has an evidence table, written
+//!   by `ci/summary.py` between `<!-- evidence <ID>: ... -->` markers,
+//!   listing exactly the tests that name it, with their qualifiers
+//!   (`ci/summary.py check` checks the rest of each row).
 //!
-//! Failures print the correct text. With `MODELSYNC_BLESS=1` the derived
-//! parts (`Checked by:` lines, the README's list of primitives) are
-//! rewritten in place instead.
+//! Failures print what is wrong and the command that rewrites it. With
+//! `MODELSYNC_BLESS=1` the README's list of primitives is rewritten in
+//! place instead.
 #![cfg(not(miri))] // reads the tree, which Miri's isolation forbids
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -67,11 +71,64 @@ fn modules_of(folder: &str) -> Vec<(String, String)> {
     found
 }
 
-fn ids_in(text: &str) -> Vec<String> {
-    text.split(|c: char| c == ',' || c.is_whitespace())
-        .map(|s| s.trim_end_matches('.'))
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
+/// One entry of a `Checks:` paragraph: an invariant's ID, and what the
+/// test leaves out of it when it checks only a weaker form.
+#[derive(Debug, PartialEq)]
+struct Check {
+    id: String,
+    weaker: Option<String>,
+}
+
+fn is_id(s: &str) -> bool {
+    s.split_once('-').is_some_and(|(p, n)| {
+        !p.is_empty() && p.chars().all(|c| c.is_ascii_uppercase()) && n.parse::<u32>().is_ok()
+    })
+}
+
+/// `Q-1, Q-8 (weaker: capacity 2, so ...).` -> its checks; `Err` says what
+/// it cannot read.
+fn checks_in(text: &str) -> Result<Vec<Check>, String> {
+    let text = text.trim();
+    let text = text.strip_suffix('.').unwrap_or(text);
+    let mut items = vec![String::new()];
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                items.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        items.last_mut().unwrap().push(c);
+    }
+    items
+        .iter()
+        .map(|item| {
+            let item = item.trim();
+            let (id, rest) = item.split_once(' ').unwrap_or((item, ""));
+            let weaker = match rest.trim() {
+                "" => None,
+                rest => Some(
+                    rest.strip_prefix("(weaker:")
+                        .and_then(|r| r.strip_suffix(')'))
+                        .map(|r| r.trim().to_string())
+                        .filter(|r| !r.is_empty())
+                        .ok_or_else(|| {
+                            format!("`{item}`: after an ID only `(weaker: <what it leaves out>)`")
+                        })?,
+                ),
+            };
+            if !is_id(id) {
+                return Err(format!("`{item}` is not an ID like Q-1"));
+            }
+            Ok(Check {
+                id: id.to_string(),
+                weaker,
+            })
+        })
         .collect()
 }
 
@@ -80,7 +137,7 @@ fn ids_in(text: &str) -> Vec<String> {
 struct Test {
     /// `<module>::<fn>`, as libtest names it.
     name: String,
-    checks: Vec<String>,
+    checks: Vec<Check>,
     /// Compiled only for std (`cfg(not(any(loom, shuttle)))`): not a model
     /// that loom or shuttle run.
     std_only: bool,
@@ -127,7 +184,7 @@ fn tests_in(module: &str, source: &str) -> Vec<Test> {
             })
             .to_string();
         // The doc comment and attributes directly above `#[test]`.
-        let mut checks = None;
+        let mut doc = Vec::new();
         let (mut std_only, mut not_loom) = (false, false);
         for above in lines[..i].iter().rev().map(|l| l.trim()) {
             if !(above.starts_with("///") || above.starts_with("#[")) {
@@ -135,13 +192,21 @@ fn tests_in(module: &str, source: &str) -> Vec<Test> {
             }
             std_only |= above == "#[cfg(not(any(loom, shuttle)))]";
             not_loom |= above == "#[cfg(not(loom))]";
-            if let Some(rest) = above.trim_start_matches('/').trim().strip_prefix("Checks:") {
-                checks = Some(ids_in(rest));
+            if let Some(text) = above.strip_prefix("///") {
+                doc.push(text.trim());
             }
         }
-        let checks = checks.unwrap_or_else(|| {
-            panic!("{module}::{name} has no `Checks: <IDs>` line in its doc comment")
-        });
+        doc.reverse();
+        // Its `Checks:` paragraph, which may run over several lines.
+        let checks = doc
+            .split(|line| line.is_empty())
+            .map(|para| para.join(" "))
+            .find_map(|para| para.strip_prefix("Checks:").map(str::to_string))
+            .unwrap_or_else(|| {
+                panic!("{module}::{name} has no `Checks: <IDs>` line in its doc comment")
+            });
+        let checks = checks_in(&checks)
+            .unwrap_or_else(|e| panic!("{module}::{name}: its `Checks:` line: {e}"));
         found.push(Test {
             name: format!("{module}::{name}"),
             checks,
@@ -169,192 +234,254 @@ fn all_tests() -> Vec<(&'static str, Test)> {
     all
 }
 
+/// What a test's evidence row says of one invariant: `None` if it checks
+/// all of it, else what it leaves out.
+type Qualifier = Option<String>;
+
 struct Doc {
     text: String,
-    /// ID -> the tests its `Checked by:` line lists.
-    checked_by: BTreeMap<String, BTreeSet<String>>,
+    /// ID -> the tests its evidence table lists, with their qualifiers;
+    /// an ID whose heading has no evidence table maps to `None`.
+    evidence: BTreeMap<String, Option<BTreeMap<String, Qualifier>>>,
     /// `## ` headings.
     sections: Vec<String>,
-    /// Rows of the model table: the model names in its first column.
+    /// Rows of the measured-runs table: the model names in its first column.
     table_models: BTreeSet<String>,
 }
 
+const EVIDENCE_END: &str = "<!-- end of evidence ";
+
+/// Reads the invariants, their evidence tables and the measured-runs table
+/// of VERIFICATION.md; panics on an evidence table out of its place.
 fn read_verification_md() -> Doc {
     let text = read("VERIFICATION.md");
-    let mut checked_by = BTreeMap::new();
+    let mut evidence: BTreeMap<String, Option<BTreeMap<String, Qualifier>>> = BTreeMap::new();
     let mut sections = Vec::new();
     let mut table_models = BTreeSet::new();
     let mut current: Option<String> = None;
-    let mut in_model_table = false;
+    let mut in_table = false;
+    let mut in_evidence: Option<String> = None;
     for line in text.lines() {
-        if line.starts_with("| model |") {
-            in_model_table = true;
+        if line.starts_with("| model | tier |") {
+            in_table = true;
             continue;
         }
-        if in_model_table {
+        if in_table {
             match line.strip_prefix("| `") {
                 Some(row) => {
                     table_models.insert(row.split('`').next().unwrap().to_string());
                 }
                 None if line.starts_with("|---") => {}
-                None => in_model_table = false,
+                None => in_table = false,
             }
         }
-        if let Some(heading) = line.strip_prefix("### ") {
+        if let Some(id) = &in_evidence {
+            if line.starts_with(EVIDENCE_END) {
+                in_evidence = None;
+            } else if let Some(row) = line.strip_prefix("| `") {
+                let cells: Vec<&str> = row.split(" | ").collect();
+                let test = cells[0].trim_end_matches('`').to_string();
+                let cell = cells.get(3).map(|c| c.trim());
+                let qualifier = match cell {
+                    Some("full") => None,
+                    Some(c) if c.starts_with("weaker: ") => {
+                        c.strip_prefix("weaker: ").map(str::to_string)
+                    }
+                    other => panic!(
+                        "VERIFICATION.md: {id}'s evidence row for {test} says {other:?}, \
+                         not `full` or `weaker: ...`"
+                    ),
+                };
+                let rows = evidence.get_mut(id).and_then(Option::as_mut).unwrap();
+                assert!(
+                    rows.insert(test.clone(), qualifier).is_none(),
+                    "VERIFICATION.md: {id}'s evidence lists {test} twice"
+                );
+            }
+            continue;
+        }
+        if line.starts_with("### ") && !line.contains(':') {
+            // A heading that is not an invariant's (no `ID:`) ends the last one.
+            current = None;
+        } else if let Some(heading) = line.strip_prefix("### ") {
             let id = heading.split(':').next().unwrap().trim().to_string();
             assert!(
-                id.split_once('-').is_some_and(|(p, n)| !p.is_empty()
-                    && p.chars().all(|c| c.is_ascii_uppercase())
-                    && n.parse::<u32>().is_ok()),
+                is_id(&id),
                 "VERIFICATION.md: invariant heading `{line}` must start with an ID like `Q-1:`"
             );
             assert!(
-                checked_by.insert(id.clone(), BTreeSet::new()).is_none(),
+                evidence.insert(id.clone(), None).is_none(),
                 "VERIFICATION.md: {id} is defined twice"
             );
             current = Some(id);
         } else if let Some(heading) = line.strip_prefix("## ") {
             sections.push(heading.to_string());
             current = None;
-        } else if let Some(list) = line.strip_prefix("Checked by:") {
-            let id = current
-                .clone()
-                .unwrap_or_else(|| panic!("VERIFICATION.md: `{line}` is not under an invariant"));
-            let tests = list
-                .split(',')
-                .map(|t| t.trim().trim_matches('`').trim_end_matches('.').to_string())
-                .filter(|t| !t.is_empty());
-            checked_by.get_mut(&id).unwrap().extend(tests);
+        } else if let Some(rest) = line.strip_prefix("<!-- evidence ") {
+            let id = rest.split(':').next().unwrap().to_string();
+            assert!(
+                current.as_deref() == Some(id.as_str()),
+                "VERIFICATION.md: the evidence table of {id} is not under its heading"
+            );
+            let slot = evidence.get_mut(&id).unwrap();
+            assert!(
+                slot.is_none(),
+                "VERIFICATION.md: {id} has two evidence tables"
+            );
+            *slot = Some(BTreeMap::new());
+            in_evidence = Some(id);
         }
     }
     Doc {
         text,
-        checked_by,
+        evidence,
         sections,
         table_models,
     }
 }
 
-/// Rewrites VERIFICATION.md with one `Checked by:` line under each
-/// invariant, as the tests' `Checks:` lines say (`MODELSYNC_BLESS=1`).
-fn bless_checked_by(text: &str, claimed: &BTreeMap<String, BTreeSet<String>>) {
-    let mut out: Vec<String> = Vec::new();
-    // The invariant whose section this is, and whether its line is written.
-    let mut current: Option<(String, bool)> = None;
-    let line_for = |id: &str| checked_by_line(&claimed.get(id).cloned().unwrap_or_default());
-    // Writes a missing `Checked by:` line at the end of the section.
-    let flush = |out: &mut Vec<String>, current: &Option<(String, bool)>| {
-        if let Some((id, false)) = current {
-            let blanks = out.iter().rev().take_while(|l| l.is_empty()).count();
-            out.truncate(out.len() - blanks);
-            out.push(String::new());
-            out.push(line_for(id));
-            out.push(String::new());
-        }
-    };
-    for line in text.lines() {
-        if let Some(heading) = line.strip_prefix("### ") {
-            flush(&mut out, &current);
-            current = Some((heading.split(':').next().unwrap().trim().to_string(), false));
-        } else if line.starts_with("## ") {
-            flush(&mut out, &current);
-            current = None;
-        } else if line.starts_with("Checked by:") {
-            if let Some((id, written)) = current.as_mut() {
-                if !*written {
-                    out.push(line_for(id));
-                    *written = true;
-                }
-            }
-            continue;
-        }
-        out.push(line.to_string());
-    }
-    flush(&mut out, &current);
-    fs::write(
-        Path::new(ROOT).join("VERIFICATION.md"),
-        out.join("\n") + "\n",
-    )
-    .unwrap();
-}
-
-/// `Checked by:` lines as the tests' `Checks:` lines say they should be.
-fn checked_by_line(tests: &BTreeSet<String>) -> String {
-    let names: Vec<String> = tests.iter().map(|t| format!("`{t}`")).collect();
-    format!("Checked by: {}", names.join(", "))
-}
-
 /// Every ID has a test, every test names known IDs, test names are unique,
-/// and VERIFICATION.md lists exactly the tests that check each ID.
+/// and each invariant's evidence table lists exactly the tests that name
+/// its ID, with their qualifiers.
 ///
 /// Checks: V-1.
 #[test]
 fn every_invariant_has_a_test_and_every_test_a_known_invariant() {
     let doc = read_verification_md();
-    let mut claimed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut claimed: BTreeMap<String, BTreeMap<String, Qualifier>> = BTreeMap::new();
     let mut errors = Vec::new();
     let mut names = BTreeSet::new();
     for (target, test) in all_tests() {
         if !names.insert(test.name.clone()) {
             errors.push(format!(
                 "{target}: a second test is named {}; names must be unique across models and \
-                 proptests so that `cargo test <name>` and `Checked by:` mean one test",
+                 proptests so that `cargo test <name>` and the evidence tables mean one test",
                 test.name
             ));
         }
         if test.checks.is_empty() {
             errors.push(format!("{}: `Checks:` names no invariant", test.name));
         }
-        for id in test.checks {
-            if !doc.checked_by.contains_key(&id) {
-                errors.push(format!("{} names unknown invariant {id}", test.name));
+        for check in test.checks {
+            if !doc.evidence.contains_key(&check.id) {
+                errors.push(format!(
+                    "{} names unknown invariant {}",
+                    test.name, check.id
+                ));
             }
-            claimed.entry(id).or_default().insert(test.name.clone());
+            claimed
+                .entry(check.id)
+                .or_default()
+                .insert(test.name.clone(), check.weaker);
         }
     }
-    for (id, listed) in &doc.checked_by {
+    for (id, listed) in &doc.evidence {
         let actual = claimed.get(id).cloned().unwrap_or_default();
         if actual.is_empty() {
             errors.push(format!("{id} has no test"));
-        } else if &actual != listed {
-            errors.push(format!(
-                "{id}: VERIFICATION.md lists {listed:?}, the tests say:\n{}",
-                checked_by_line(&actual)
-            ));
+        } else if let Some(listed) = listed {
+            for (test, qualifier) in &actual {
+                match listed.get(test) {
+                    None => errors.push(format!("{id}: its evidence lacks {test}")),
+                    Some(q) if q != qualifier => errors.push(format!(
+                        "{id}: its evidence gives {test} the qualifier {q:?}, \
+                         its `Checks:` line {qualifier:?}"
+                    )),
+                    Some(_) => {}
+                }
+            }
+            for test in listed.keys().filter(|t| !actual.contains_key(*t)) {
+                errors.push(format!(
+                    "{id}: its evidence lists {test}, which does not name it"
+                ));
+            }
+        } else {
+            errors.push(format!("{id}: no evidence table under its heading"));
         }
-    }
-    if bless() && !errors.is_empty() {
-        bless_checked_by(&doc.text, &claimed);
-        return;
     }
     assert!(
         errors.is_empty(),
-        "VERIFICATION.md is out of date (MODELSYNC_BLESS=1 rewrites `Checked by:` lines):\n{}",
+        "VERIFICATION.md is out of date (`python3 ci/summary.py` rewrites the evidence tables):\n{}",
         errors.join("\n")
     );
 }
 
-/// The checker itself: a test without `Checks:` is rejected, IDs are
-/// parsed from a `Checks:` line, cfg attributes are seen, and a test in an
+/// The checker itself: a test without `Checks:` is rejected, IDs and
+/// qualifiers are parsed from a `Checks:` paragraph over several lines,
+/// a malformed entry is refused, cfg attributes are seen, and a test in an
 /// inline module (whose libtest name would gain a segment) is refused.
 ///
 /// Checks: V-1.
 #[test]
 fn checker_parses_and_rejects() {
-    let source = "/// Does a thing.\n///\n/// Checks: Q-1, Q-2.\n#[cfg(not(loom))]\n#[test]\nfn thing() {}\n";
+    let source = "/// Does a thing.\n///\n/// Checks: Q-1, Q-2 (weaker: capacity 2,\n/// so one item).\n#[cfg(not(loom))]\n#[test]\nfn thing() {}\n";
     assert_eq!(
         tests_in("t", source),
         vec![Test {
             name: "t::thing".to_string(),
-            checks: vec!["Q-1".to_string(), "Q-2".to_string()],
+            checks: vec![
+                Check {
+                    id: "Q-1".to_string(),
+                    weaker: None
+                },
+                Check {
+                    id: "Q-2".to_string(),
+                    weaker: Some("capacity 2, so one item".to_string())
+                },
+            ],
             std_only: false,
             not_loom: true,
         }]
     );
+    for bad in [
+        "Q-1 Q-2.",
+        "Q-1 (stronger: x).",
+        "q-1.",
+        "Q-1 (weaker: ).",
+        "Q-1,, Q-2.",
+    ] {
+        assert!(checks_in(bad).is_err(), "accepted `Checks: {bad}`");
+    }
     let missing = "/// Does a thing.\n#[test]\nfn thing() {}\n";
     assert!(std::panic::catch_unwind(|| tests_in("t", missing)).is_err());
     let nested = "mod inner {\n    /// Checks: Q-1.\n    #[test]\n    fn thing() {}\n}\n";
     assert!(std::panic::catch_unwind(|| tests_in("t", nested)).is_err());
+}
+
+/// Every test VERIFICATION.md names in backquotes (`queue::basic`) exists:
+/// a renamed or removed test does not live on in its prose.
+///
+/// Checks: V-1.
+#[test]
+fn every_test_verification_md_names_exists() {
+    let doc = read_verification_md();
+    let tests: BTreeSet<String> = all_tests().into_iter().map(|(_, t)| t.name).collect();
+    let modules: BTreeSet<String> = tests
+        .iter()
+        .map(|t| t.split("::").next().unwrap().to_string())
+        .collect();
+    let mut unknown = BTreeSet::new();
+    // Spans within a line: a code fence's backquotes then stay apart.
+    let spans = doc
+        .text
+        .lines()
+        .flat_map(|line| line.split('`').skip(1).step_by(2));
+    for span in spans {
+        let Some((module, name)) = span.split_once("::") else {
+            continue;
+        };
+        let plain = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if plain && modules.contains(module) && !tests.contains(span) {
+            unknown.insert(span.to_string());
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "VERIFICATION.md names tests that do not exist: {unknown:?}"
+    );
 }
 
 /// The first sentence of a module's `//!` doc: what the README lists.

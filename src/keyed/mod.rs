@@ -49,12 +49,14 @@
 //!   may outlive every handle of its channel (K-4). Cancelling an async
 //!   `send` or `recv` loses no message and leaks no capacity.
 //! - **No lock around user code**: sends, receives and releases take no
-//!   lock at all; a value's `Drop` and wakers run with no lock of the
-//!   channel held, so either may use the channel (K-5). A key's `Hash`
-//!   runs once, on its sender's thread inside `send` or `try_send` (as
-//!   does `Eq` between the keys of one message); its `Eq` against other
-//!   messages' keys, its `Clone` and its `Drop` run on the receiver's
-//!   thread, inside its calls (`recv`, `try_recv`, `recv_timeout`,
+//!   lock, except the condition variable's in the sync flavour, which a
+//!   sender going to sleep for room takes, and so does a receive or the
+//!   receiver's drop that signals it; a value's `Drop` and wakers run with
+//!   no lock of the channel held, so either may use the channel (K-5). A
+//!   key's `Hash` runs once, on its sender's thread inside `send` or
+//!   `try_send` (as does `Eq` between the keys of one message); its `Eq`
+//!   against other messages' keys, its `Clone` and its `Drop` run on the
+//!   receiver's thread, inside its calls (`recv`, `try_recv`, `recv_timeout`,
 //!   dropping it), except that a message dropped after its receiver drops
 //!   its own keys. A `Hash` that panics panics in `send`, before the
 //!   message takes a slot. An `Eq` or `Clone` that panics panics in the
