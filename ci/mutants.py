@@ -20,9 +20,11 @@ generated from mutants/results.json and the patches' headers (`run` and
 Every model of the primitive runs, both tiers (`MODELSYNC_TIER=nightly`),
 and every one that fails is recorded, not only the first: the record is
 the kill matrix that ci/kill_matrix.py turns into the tiers' rule. With
-`--tier pr` only the main job's models run, and the results go to
-mutants/pr-tier.json instead: the evidence that the main job alone still
-kills every bug that some model kills.
+`--tier pr` only the main job's models run, one at a time, the ones the
+kill matrix names as its killers first, stopping at the first that fails
+(the question is whether the main job kills it, not which models do), and
+the results go to mutants/pr-tier.json instead: the evidence that the main
+job alone still kills every bug that some model kills.
 
 Usage:
   ci/mutants.py list                 print every site and mutant
@@ -251,6 +253,38 @@ def copy_tree(dst):
     shutil.copytree(MUTANTS, dst / "mutants", dirs_exist_ok=True)
 
 
+def pr_tier_order(primitive, mutant_id):
+    """The main job's models of `primitive`, the kill matrix's killers of
+    `mutant_id` first (cheapest first), then the rest, cheapest first."""
+    import kill_matrix
+    tiers = kill_matrix.model_tiers()
+    matrix = load_json(kill_matrix.MATRIX, {"models": {}, "bugs": {}})
+    cost = {m: e.get("main_job_secs") or 0.0 for m, e in matrix["models"].items()}
+    killers = set(matrix["bugs"].get(mutant_id, {}).get("killed_by", []))
+    ours = [m for m, t in tiers.items() if t == "pr" and m.startswith(primitive + "::")]
+    return sorted(ours, key=lambda m: (m not in killers, cost.get(m, 0.0), m))
+
+
+def run_pr_tier(mutant, workdir, env, budget, start):
+    """The main job's models one at a time until one fails (`--tier pr`)."""
+    for model in pr_tier_order(mutant["primitive"], mutant["id"]):
+        left = budget - (time.time() - start)
+        if left <= 0:
+            return {"result": "timeout", "by": [], "secs": budget}
+        try:
+            run = subprocess.run(["cargo", "test", "--release", "--test", "models", "--",
+                                  "--exact", model], cwd=workdir, env=env,
+                                 capture_output=True, text=True, timeout=max(left, 1))
+        except subprocess.TimeoutExpired:
+            return {"result": "timeout", "by": [], "secs": budget}
+        out = run.stdout + run.stderr
+        if run.returncode != 0:
+            why = re.findall(r"panicked at [^\n]*\n([^\n]+)", out)
+            return {"result": "killed", "by": [model], "secs": round(time.time() - start, 1),
+                    "why": why[0][:200] if why else ""}
+    return {"result": "survived", "by": [], "secs": round(time.time() - start, 1)}
+
+
 def run_one(mutant, slot, budget, scratch, tier):
     workdir = scratch / f"work{slot}"
     copy_tree(workdir)
@@ -270,6 +304,8 @@ def run_one(mutant, slot, budget, scratch, tier):
     if build.returncode != 0:
         return {"result": "build-error", "by": [], "secs": round(time.time() - start, 1),
                 "detail": build.stderr[-2000:]}
+    if tier == "pr":
+        return run_pr_tier(mutant, workdir, env, budget, start)
     failed, whys, skip = [], [], []
     # A mutant that aborts the test process (a double free, loom's own
     # abort) ends the run at that model; run the rest again without it, so
