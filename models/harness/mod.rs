@@ -10,7 +10,7 @@
 //! A model's name is derived, never typed: [`model!`] takes it from the
 //! module path and the test function (`queue::basic`), which is also the
 //! name libtest gives the test, the name `cargo test` filters on and the
-//! name VERIFICATION.md's `Checked by:` lines use. The harness asserts the
+//! name VERIFICATION.md's evidence tables use. The harness asserts the
 //! two agree.
 //!
 //! Every run prints one line to stderr (not captured by the test harness):
