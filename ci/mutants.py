@@ -22,9 +22,11 @@ and every one that fails is recorded, not only the first: the record is
 the kill matrix that ci/kill_matrix.py turns into the tiers' rule. With
 `--tier pr` only the main job's models run, one at a time, the ones the
 kill matrix names as its killers first, stopping at the first that fails
-(the question is whether the main job kills it, not which models do), and
-the results go to mutants/pr-tier.json instead: the evidence that the main
-job alone still kills every bug that some model kills.
+(the question is whether the main job kills it, not which models do), each
+at the main job's own setting (its declared bound, or none) unless
+LOOM_MAX_PREEMPTIONS is set, and the results go to mutants/pr-tier.json
+instead: the evidence that the main job alone still kills every bug that
+some model kills.
 
 Usage:
   ci/mutants.py list                 print every site and mutant
@@ -74,6 +76,15 @@ REPORT = MUTANTS / "REPORT.md"
 PR_TIER = MUTANTS / "pr-tier.json"
 SEEDED = MUTANTS / "seeded"
 BOUND = os.environ.get("LOOM_MAX_PREEMPTIONS", "2")
+
+
+def bound_for(tier):
+    """The loom bound a run uses: BOUND for the full run; for `--tier pr`
+    the main job's own settings (each model's declared bound, or none)
+    unless LOOM_MAX_PREEMPTIONS says otherwise."""
+    if tier == "pr" and "LOOM_MAX_PREEMPTIONS" not in os.environ:
+        return "as-declared"
+    return BOUND
 
 ORDERINGS = ("Relaxed", "Acquire", "Release", "AcqRel", "SeqCst")
 RMW = {"swap", "compare_exchange", "compare_exchange_weak", "fetch_add", "fetch_sub",
@@ -293,6 +304,8 @@ def run_one(mutant, slot, budget, scratch, tier):
     rustflags = os.environ.get("MODELSYNC_MUTANTS_RUSTFLAGS", "--cfg loom")
     env = dict(os.environ, RUSTFLAGS=rustflags, LOOM_MAX_PREEMPTIONS=BOUND,
                MODELSYNC_TIER=tier, CARGO_TARGET_DIR=str(scratch / f"target{slot}"))
+    if bound_for(tier) == "as-declared":
+        del env["LOOM_MAX_PREEMPTIONS"]
     start = time.time()
     try:
         apply_mutant(workdir, mutant)
@@ -368,6 +381,12 @@ def cmd_run(args):
     if args.only:
         todo = [m for m in todo if args.only in m["id"]]
     tier = args.tier
+    if tier == "pr":
+        # The question is only for bugs some model kills: a survivor of the
+        # full run survives the main job too (and a bug with no full result
+        # yet runs).
+        full = load_json(RESULTS, {"mutants": {}})["mutants"]
+        todo = [m for m in todo if full.get(m["id"], {}).get("result", "killed") == "killed"]
     out_path = RESULTS if tier == "nightly" else PR_TIER
     results = load_json(out_path, {"mutants": {}})
     # One scratch folder per checkout: two runs from different checkouts
@@ -376,7 +395,7 @@ def cmd_run(args):
     scratch = Path(tempfile.gettempdir()) / f"modelsync-mutants-{tag}"
     scratch.mkdir(exist_ok=True)
     print(f"running {len(todo)} mutants, {args.jobs} at a time, budget {args.budget}s each, "
-          f"loom bound {BOUND}, models of tier {'both' if tier == 'nightly' else 'pr'}", flush=True)
+          f"loom bound {bound_for(tier)}, models of tier {'both' if tier == 'nightly' else 'pr'}", flush=True)
     started = time.time()
     slots = list(range(args.jobs))
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
@@ -396,11 +415,11 @@ def cmd_run(args):
                     r["title"], r["patch"] = m["title"], m["patch"]
                 else:
                     r["site"] = m["site"]
-                r["bound"] = BOUND
+                r["bound"] = bound_for(tier)
                 results["mutants"][m["id"]] = r
                 print(f"{r['result']:>9} {r['secs']:>6}s  {m['id']}  {' '.join(r['by'])}", flush=True)
     if not args.only:  # a partial run is not a full run
-        results["last_run"] = {"bound": BOUND, "seconds": round(time.time() - started),
+        results["last_run"] = {"bound": bound_for(tier), "seconds": round(time.time() - started),
                                "jobs": args.jobs, "budget": args.budget}
     # Forget mutants whose sites no longer exist.
     live = {m["id"] for m in mutants_of(sites) + seeded_bugs()}
