@@ -306,6 +306,11 @@ def run_one(mutant, slot, budget, scratch, tier):
                MODELSYNC_TIER=tier, CARGO_TARGET_DIR=str(scratch / f"target{slot}"))
     if bound_for(tier) == "as-declared":
         del env["LOOM_MAX_PREEMPTIONS"]
+    # Incremental: a mutant changes one function, and a slot's target dir
+    # keeps the last mutant's build, so rustc redoes only what changed:
+    # 17 s a build in place of 62 (H4, keyed intake). Same program, so
+    # the same executions.
+    env["CARGO_INCREMENTAL"] = "1"
     start = time.time()
     try:
         apply_mutant(workdir, mutant)
