@@ -356,7 +356,9 @@ def build_coverage_tests():
 
 
 def listed(binary, *extra):
-    out = subprocess.run([binary, "--list", "--format", "terse", *extra], cwd=ROOT,
+    # Instrumented: its profile goes with the others, not into the tree.
+    env = dict(os.environ, LLVM_PROFILE_FILE=str(COVERAGE_TARGET / "list-%p.profraw"))
+    out = subprocess.run([binary, "--list", "--format", "terse", *extra], cwd=ROOT, env=env,
                          capture_output=True, text=True, check=True).stdout
     return [line[:-len(": test")] for line in out.splitlines() if line.endswith(": test")]
 
