@@ -387,6 +387,37 @@ def result_line(text):
     return f"```text\n{line}\n```"
 
 
+def miri_set():
+    """The pull-request Miri set, as ci/miri_tests.py measured it."""
+    data = json.loads((ROOT / "ci" / "miri-coverage.json").read_text())
+    blocks, tests = data["blocks"], data["tests"]
+    paths = [p for b in blocks.values() for p in b["paths"]]
+    reached = sum(1 for p in paths if p["tests"])
+    unreached = sum(1 for b in blocks.values() if not any(p["tests"] for p in b["paths"]))
+    pr = [t for t in tests.values() if t["pr"]]
+    return (f"Measured on {data['host']['cpu']} ({data['host']['cpus']} cores), "
+            f"{data['host']['date']}: the pull-request set is {len(pr)} of {len(tests)} tests, "
+            f"{sum(t['miri_seconds'] for t in pr):,.0f} of "
+            f"{sum(t['miri_seconds'] for t in tests.values()):,.0f} Miri seconds; it executes "
+            f"{reached} of the {len(paths)} paths through the {len(blocks)} unsafe blocks, "
+            f"every path some test executes ({unreached} blocks no test reaches outside loom).")
+
+
+def mutants_pr_tier():
+    """The last mutation run against the main job alone (ci/mutants.py --tier pr)."""
+    data = json.loads((ROOT / "mutants" / "pr-tier.json").read_text())
+    runs = list(data["mutants"].values())
+    killed = [r for r in runs if r["result"] == "killed"]
+    seeded = sum(1 for r in runs if r["seeded"])
+    last = data.get("last_run", {})
+    secs = sorted(r["secs"] for r in runs)
+    median = secs[len(secs) // 2] if secs else 0
+    return (f"Last run: {len(runs)} bugs ({len(runs) - seeded} ordering mutants, {seeded} "
+            f"seeded bugs), {len(killed)} killed by the main job's models, at setting "
+            f"`{last.get('bound', '?')}`; {last.get('seconds', 0):,} s, "
+            f"{last.get('jobs', '?')} at a time (median {median:.0f} s a bug).")
+
+
 def marker(name):
     return f"<!-- {name}: {BY} -->", f"<!-- end of {name} -->"
 
@@ -396,6 +427,8 @@ def generate(text):
     text = splice(text, *marker("summary"), summary(text, evidence), "VERIFICATION.md")
     text = splice(text, *marker("proven"), proven(text, evidence), "VERIFICATION.md")
     text = splice(text, *marker("constants"), constants(), "VERIFICATION.md")
+    text = splice(text, *marker("miri set"), miri_set(), "VERIFICATION.md")
+    text = splice(text, *marker("mutants pr tier"), mutants_pr_tier(), "VERIFICATION.md")
     for _, _, invariants in sections(text):
         for id_, _ in invariants:
             text = splice(text, *marker(f"evidence {id_}"),

@@ -347,7 +347,8 @@ fn histories_partition_by_independent_parts() {
 /// that ring overlaps it. Overlapped by the owner's pop alone (a steal
 /// that gives up on any contention), or by nothing, the history fails and
 /// the printout allows only the steal's full take; overlapped by a steal
-/// of the same ring, it passes, in either order of the history.
+/// of the same ring that took items, it passes, in either order of the
+/// history; overlapped only by a steal that gave up too, it fails.
 ///
 /// Checks: L-6, Q-8.
 #[test]
@@ -381,6 +382,16 @@ fn outcomes_that_need_a_concurrent_operation_need_one_in_the_history() {
     let other = steal(2, 2, Ret::Item(Some(10)), 1, 6);
     let racing = History::real_time(initial.clone(), vec![other.clone(), gave_up.clone()]);
     check(&racing).expect("gave up beside another steal of its ring");
+    // Beside a steal of ring 0 that gave up too: that one claimed nothing,
+    // so neither is the other's reason.
+    let both = History::real_time(
+        initial.clone(),
+        vec![steal(2, 2, Ret::Item(None), 1, 6), gave_up.clone()],
+    );
+    assert!(
+        check(&both).is_err(),
+        "two steals gave up, each the other's reason"
+    );
     // The other steal over before this one began: no overlap, no reason.
     let mut after = other;
     after.returned = Some(1);

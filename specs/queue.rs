@@ -18,7 +18,9 @@
 //! (`Spec::needs_overlap`: an operation of the kind named must have
 //! overlapped this one). A steal in progress holds slots of its source
 //! ring that the specification, which moved its items at the steal's
-//! linearization point, no longer counts; that is the only reason:
+//! linearization point, no longer counts; that is the only reason, so the
+//! overlapping steal must be one that claimed (it took items, or never
+//! returned: one that returned `None` claimed nothing):
 //!
 //! - a steal may return `None` from a ring that is not empty only while
 //!   another steal of the same ring overlaps it: it found that steal's
@@ -171,28 +173,37 @@ impl Spec for Queue {
         }
     }
 
-    fn needs_overlap(&self, op: &Op, ret: &Ret, next: &Self) -> Option<Overlap<Op>> {
+    fn needs_overlap(&self, op: &Op, ret: &Ret, next: &Self) -> Option<Overlap<Op, Ret>> {
         match (op, ret) {
             (&Op::Steal { from, .. }, Ret::Item(None)) if !self.rings[from].is_empty() => Some(
-                Overlap::new(format!("a steal from ring {from}"), move |other| {
-                    matches!(*other, Op::Steal { from: f, .. } if f == from)
+                Overlap::new(format!("a steal from ring {from} that claimed"), move |other, ret| {
+                    claimed_from(other, ret, from)
                 }),
             ),
             (&Op::Steal { from, into }, Ret::Item(Some(_)))
                 if self.rings[from].len() - next.rings[from].len() < self.steal_size(from, into) =>
             {
                 Some(Overlap::new(
-                    format!("a steal from ring {into} (the destination)"),
-                    move |other| matches!(*other, Op::Steal { from: f, .. } if f == into),
+                    format!("a steal from ring {into} (the destination) that claimed"),
+                    move |other, ret| claimed_from(other, ret, into),
                 ))
             }
             (&Op::Push(ring, item), Ret::Unit) if *next != self.push_whole(ring, item) => {
-                Some(Overlap::new(format!("a steal from ring {ring}"), move |other| {
-                    matches!(*other, Op::Steal { from: f, .. } if f == ring)
-                }))
+                Some(Overlap::new(
+                    format!("a steal from ring {ring} that claimed"),
+                    move |other, ret| claimed_from(other, ret, ring),
+                ))
             }
             _ => None,
         }
     }
 }
 
+/// Whether `op`, returning `ret`, is a steal from `ring` that claimed
+/// slots while it ran: one that took items, or never returned. A steal
+/// that returned `None` gave up before its claim (`steal_into` claims with
+/// its compare-and-swap and then always takes), so it held nothing that
+/// could make another operation of the ring give up or take less.
+fn claimed_from(op: &Op, ret: Option<&Ret>, ring: usize) -> bool {
+    matches!(*op, Op::Steal { from, .. } if from == ring) && ret != Some(&Ret::Item(None))
+}

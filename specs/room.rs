@@ -106,11 +106,11 @@ impl Spec for Room {
         }
     }
 
-    fn needs_overlap(&self, op: &Op, ret: &Ret, _next: &Self) -> Option<Overlap<Op>> {
+    fn needs_overlap(&self, op: &Op, ret: &Ret, _next: &Self) -> Option<Overlap<Op, Ret>> {
         match (op, ret) {
             (Op::Free, Ret::Wake(true)) if self.sleepers == 0 => Some(Overlap::new(
                 "a would-be sleeper's try_take (it counts itself before it looks)",
-                |other| matches!(other, Op::TryTake { as_sleeper: true }),
+                |other, _| matches!(other, Op::TryTake { as_sleeper: true }),
             )),
             _ => None,
         }

@@ -48,7 +48,9 @@
 //! in progress), the specification says so ([`Spec::needs_overlap`]):
 //! such an outcome is allowed only if the history holds an operation of
 //! the kind it names that overlapped this one, that is, one that neither
-//! came before nor after it in the history's order. So a specification
+//! came before nor after it in the history's order. The kind may depend
+//! on what the other operation returned (a steal that gave up claimed
+//! nothing, so it is no reason for another to give up). So a specification
 //! may be nondeterministic "because of concurrency" without letting a
 //! single-threaded bug through: a steal that gave up with nobody else
 //! stealing fails the check, whatever the state.
@@ -110,7 +112,7 @@ pub trait Spec: Clone + Eq + Hash + Debug {
         op: &Self::Op,
         ret: &Self::Ret,
         next: &Self,
-    ) -> Option<Overlap<Self::Op>> {
+    ) -> Option<Overlap<Self::Op, Self::Ret>> {
         let _ = (op, ret, next);
         None
     }
@@ -127,14 +129,15 @@ pub trait Spec: Clone + Eq + Hash + Debug {
 
 /// An outcome's reason (see [`Spec::needs_overlap`]): it is allowed only if
 /// an operation for which `by` holds overlapped the one it is the outcome
-/// of. `what` names it for a failure's printout.
-pub struct Overlap<Op> {
+/// of. `by` sees the other operation and what it returned (`None`: it
+/// never returned). `what` names it for a failure's printout.
+pub struct Overlap<Op, Ret> {
     pub what: String,
-    pub by: Box<dyn Fn(&Op) -> bool>,
+    pub by: Box<dyn Fn(&Op, Option<&Ret>) -> bool>,
 }
 
-impl<Op> Overlap<Op> {
-    pub fn new(what: impl Into<String>, by: impl Fn(&Op) -> bool + 'static) -> Self {
+impl<Op, Ret> Overlap<Op, Ret> {
+    pub fn new(what: impl Into<String>, by: impl Fn(&Op, Option<&Ret>) -> bool + 'static) -> Self {
         Overlap {
             what: what.into(),
             by: Box::new(by),
@@ -291,7 +294,7 @@ impl<S: Spec> History<S> {
                     (0..self.ops.len()).any(|j| {
                         self.ops[j].gave_up.is_none()
                             && self.overlapped(i, j)
-                            && (why.by)(&self.ops[j].op)
+                            && (why.by)(&self.ops[j].op, self.ops[j].ret.as_ref())
                     })
                 })
             })

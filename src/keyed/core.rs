@@ -475,6 +475,36 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         // Room for every key first, so that no resize moves an entry
         // between the lookups and the changes they lead to.
         table.make_room(keys.as_slice().len(), hash_of);
+        if let KeySet::One { key, hash } = keys {
+            // The same two phases with nothing to keep between them: the
+            // one lookup and clone (the user's code) come before any change.
+            match table.probe(*hash, is(key, *hash)) {
+                Ok(at) => {
+                    let index = waiting.next_index();
+                    let mut behind = Behind::One(NONE);
+                    join_queue(table.get_mut(at), waiting, &mut behind, index, 0);
+                    let at = waiting.insert(Waiting {
+                        message,
+                        blocked: 1,
+                        behind,
+                    });
+                    debug_assert_eq!(at, index, "waited under another index");
+                }
+                Err(vacancy) => {
+                    let state = KeyState {
+                        key: key.clone(),
+                        hash: *hash,
+                        first: NONE,
+                        last: NONE,
+                        last_place: 0,
+                        held: true, // reserved (K-1)
+                    };
+                    table.insert_from(vacancy, state);
+                    ready.push_back(message);
+                }
+            }
+            return;
+        }
         // Phase 1, the user's code: one lookup per key, and a clone of each
         // key no entry tracks yet (the entry keeps it).
         found.clear();

@@ -108,9 +108,13 @@
 //! leaves hands its reference to an orphan count that the last of them
 //! brings to zero (`Channel`).
 //!
-//! Not promised: any order between messages with no key in common, beyond
-//! "ready first, received first"; fairness among senders blocked on a full
-//! channel (sync senders wake in the condition variable's order).
+//! Not promised: any order between messages with no key in common (a
+//! receive hands out the oldest message it has made ready, as above, but
+//! when a message is made ready depends on when the receiver files sends
+//! and takes releases, so no order follows from the order of the sends
+//! and drops; the specification lets a receive take any deliverable
+//! message); fairness among senders blocked on a full channel (sync
+//! senders wake in the condition variable's order).
 //!
 //! A blocked sync `send` yields its thread up to 128 times, looking for a
 //! free slot each time, before it sleeps: on a full channel a slot usually
