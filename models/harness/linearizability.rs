@@ -133,8 +133,12 @@ pub trait Spec: Clone + Eq + Hash + Debug {
 /// never returned). `what` names it for a failure's printout.
 pub struct Overlap<Op, Ret> {
     pub what: String,
-    pub by: Box<dyn Fn(&Op, Option<&Ret>) -> bool>,
+    pub by: Box<OverlapTest<Op, Ret>>,
 }
+
+/// Whether an operation, with what it returned (`None`: it never
+/// returned), is the reason an `Overlap` names.
+pub type OverlapTest<Op, Ret> = dyn Fn(&Op, Option<&Ret>) -> bool;
 
 impl<Op, Ret> Overlap<Op, Ret> {
     pub fn new(what: impl Into<String>, by: impl Fn(&Op, Option<&Ret>) -> bool + 'static) -> Self {
