@@ -74,6 +74,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from primitives import passing_tests, primitives  # noqa: E402
+import tree  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "ci" / "miri-coverage.json"
@@ -231,9 +232,8 @@ def unsafe_blocks_in(rel, text):
 def unsafe_blocks():
     """Every unsafe block of src/ (the shim too, should it ever have one)."""
     found = []
-    for path in sorted((ROOT / "src").rglob("*.rs")):
-        rel = path.relative_to(ROOT).as_posix()
-        found += unsafe_blocks_in(rel, path.read_text())
+    for rel, text in tree.library_sources(shim=True):
+        found += unsafe_blocks_in(rel, text)
     ids = [b["id"] for b in found]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:

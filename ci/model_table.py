@@ -206,11 +206,17 @@ def write(new_rows, dry_run=False):
     print(f"rewrote {len(text)} rows of VERIFICATION.md's measured-runs table")
 
 
-def check(report_path):
+def report_and_rows(report_path):
+    """The report's runs and skipped models, and the table's rows; exits if
+    the report holds no loom result."""
     runs, skipped = parse(Path(report_path).read_text())
     if not runs:
         sys.exit(f"{report_path} holds no loom result lines")
-    have = rows()
+    return runs, skipped, rows()
+
+
+def check(report_path):
+    runs, skipped, have = report_and_rows(report_path)
     wrong = []
     for name, c in sorted(have.items()):
         if c[2] == NOT_LOOM:
@@ -238,10 +244,7 @@ def check(report_path):
 
 
 def check_nightly(report_path):
-    runs, _ = parse(Path(report_path).read_text())
-    if not runs:
-        sys.exit(f"{report_path} holds no loom result lines")
-    have = rows()
+    runs, _, have = report_and_rows(report_path)
     wrong = []
     for name, run in sorted(runs.items()):
         c = have.get(name)

@@ -64,6 +64,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tree  # noqa: E402
 from generated import splice  # noqa: E402
 from primitives import primitive_of, primitives  # noqa: E402
 
@@ -122,11 +123,7 @@ def strip_comments(text):
 def find_sites():
     """Every ordering argument in src/ outside the shim, with a stable id."""
     sites = []
-    for path in sorted((ROOT / "src").rglob("*.rs")):
-        rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith("src/sync/"):
-            continue
-        text = path.read_text()
+    for rel, text in tree.library_sources():
         code = strip_comments(text)
         counters = {}
         for m in re.finditer(r"\b(" + "|".join(ORDERINGS) + r")\b", code):

@@ -15,6 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def library_sources(shim=False):
+    """(path from the root, text) of every `.rs` file in src/, in path
+    order; the sync shim (src/sync/) only if `shim`."""
+    for path in sorted((ROOT / "src").rglob("*.rs")):
+        rel = path.relative_to(ROOT).as_posix()
+        if shim or not rel.startswith("src/sync/"):
+            yield rel, path.read_text()
 ID = re.compile(r"^[A-Z]+-\d+$")
 
 
@@ -181,11 +190,7 @@ def model_build_constants():
     in a fn's body. Anything else with `cfg!(` fails, so that a new one
     cannot go unlisted."""
     out = []
-    for path in sorted((ROOT / "src").rglob("*.rs")):
-        rel = path.relative_to(ROOT).as_posix()
-        if rel.startswith("src/sync/"):
-            continue
-        text = path.read_text()
+    for rel, text in library_sources():
         lines = text.splitlines()
         for m in re.finditer(r"cfg!\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)", text):
             cond = m.group(1)
