@@ -108,7 +108,10 @@ def setting_cell(setting, executions):
     if is_generated(setting):
         f = fields(setting)
         n, complete = int(f["scenarios"]), int(f["complete"])
-        if complete == n:
+        if "scope" in f and complete == n:
+            how = (f"every scenario of scope {f['scope']} ({f['after_symmetry']} after symmetry, "
+                   f"of {f['in_scope']}), all complete")
+        elif complete == n:
             how = f"{n} scenarios, all complete"
         else:
             lowest = re.search(r"lowest_bound=(\d+)", setting).group(1)
@@ -134,7 +137,7 @@ def pr_cells(run):
 
 
 def nightly_cell(run, pr_cell):
-    if is_generated(run.setting):
+    if is_generated(run.setting) and "scope=" not in run.setting:
         return NEW_DRAWS
     setting = run.setting
     if "unbounded=out-of-budget" in setting:

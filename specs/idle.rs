@@ -6,8 +6,8 @@
 //! (`models/runtime.rs`, "The sleep/wake handshake on its own").
 //!
 //! State: each worker's stage (running, searching, sleeping), the
-//! sleepers in the order they went to sleep, and the workers that looked
-//! and may start searching.
+//! sleepers in the order they went to sleep, the workers that looked
+//! and may start searching, and whether a hand-off is owed.
 //!
 //! - Starting to search is two steps, as the code takes them: a look at
 //!   the searching count, which allows it while fewer than half of the
@@ -19,11 +19,13 @@
 //!   interval, so the look and the increment may fall anywhere in it, in
 //!   that order.
 //! - A searcher that stops is told whether it was the last (it must then
-//!   wake another: R-8); a worker going to sleep is told whether no worker
-//!   searches once it sleeps: it was the last searcher, or it did not
-//!   search and none does (it must then check every queue once more: R-7;
-//!   `src/runtime/idle.rs` says why a worker that did not search checks
-//!   too).
+//!   wake another: R-8). A last searcher that stops while every worker is
+//!   awake can wake nobody: a hand-off is then owed. A worker going to
+//!   sleep is told whether it must check every queue once more (R-7): it
+//!   was the last searcher, or it did not search, none does, and a
+//!   hand-off is owed; either way the hand-off is then paid
+//!   (`src/runtime/idle.rs` says why a worker that did not search checks
+//!   only then).
 //! - After a push, the newest sleeper is woken, and counts as searching,
 //!   exactly when no worker searches (R-8).
 //!
@@ -53,6 +55,9 @@ pub struct Workers {
     pub sleepers: Vec<usize>,
     /// Workers whose look allowed them to search, not yet counted.
     pub looked: Vec<bool>,
+    /// The last searcher stopped while every worker was awake, and woke
+    /// nobody: the next worker to sleep leaving no searcher checks for it.
+    pub handoff_owed: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -72,8 +77,8 @@ pub enum Op {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ret {
     Unit,
-    /// A look's answer, "was the last searcher" (a stop), or "no worker
-    /// searches now" (a park).
+    /// A look's answer, "was the last searcher" (a stop), or "check every
+    /// queue before sleeping" (a park).
     Bool(bool),
     /// The worker to wake.
     Woke(Option<usize>),
@@ -86,6 +91,7 @@ impl Workers {
             stages: vec![Stage::Running; workers],
             sleepers: Vec::new(),
             looked: vec![false; workers],
+            handoff_owed: false,
         }
     }
 
@@ -113,14 +119,21 @@ impl Workers {
                 Ret::Unit
             }
             Op::FromSearching(w) if s.stages[w] == Stage::Searching => {
+                let last = searching == 1;
+                s.handoff_owed |= last && self.unparked() == s.stages.len();
                 s.stages[w] = Stage::Running;
-                Ret::Bool(searching == 1)
+                Ret::Bool(last)
             }
             Op::ToParked(w) if s.stages[w] != Stage::Sleeping && !s.looked[w] => {
-                let was_searching = s.stages[w] == Stage::Searching;
+                let must_check = if s.stages[w] == Stage::Searching {
+                    searching == 1
+                } else {
+                    searching == 0 && s.handoff_owed
+                };
+                s.handoff_owed &= !must_check;
                 s.stages[w] = Stage::Sleeping;
                 s.sleepers.push(w);
-                Ret::Bool(searching == usize::from(was_searching))
+                Ret::Bool(must_check)
             }
             Op::WorkerToNotify => {
                 let woken = if searching == 0 { s.sleepers.pop() } else { None };

@@ -63,6 +63,7 @@ mod ledger;
 pub mod linearizability;
 pub mod recorder;
 pub mod scenario;
+pub mod scope;
 mod wakers;
 
 #[allow(unused_imports)] // not every target hands off plain values

@@ -156,6 +156,12 @@ pub trait Subject: 'static {
     );
     /// `op` as a Rust expression, for printing a scenario as a model.
     fn rust(op: &Self::Op) -> String;
+    /// `scenario` with its values and keys renamed to a canonical form, so
+    /// that scenarios that differ only in names count once in a scope
+    /// (`scope.rs`). The default renames nothing.
+    fn canonical(scenario: Scenario<Self::Op>) -> Scenario<Self::Op> {
+        scenario
+    }
     /// The scenarios to draw.
     fn scenarios() -> BoxedStrategy<Scenario<Self::Op>>;
 }
@@ -456,6 +462,31 @@ impl Tokens {
 // ---------------------------------------------------------------------
 // Running one scenario, one execution.
 
+/// What a scope's run asks of the main thread's actor once the initial
+/// part has run: whether the prefix reached its regime (`scope.rs`).
+pub type AfterInit = Arc<dyn Fn(&dyn std::any::Any) + Send + Sync>;
+
+thread_local! {
+    /// The hook [`execute`] calls after the initial part, while
+    /// [`with_after_init`] runs on this thread. A thread-local of the test's
+    /// thread, outside the model: loom and shuttle run an execution's main
+    /// thread on it, as the std backend does.
+    static AFTER_INIT: std::cell::RefCell<Option<AfterInit>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with `hook` called after every execution's initial part.
+pub fn with_after_init<T>(hook: AfterInit, f: impl FnOnce() -> T) -> T {
+    struct Unset;
+    impl Drop for Unset {
+        fn drop(&mut self) {
+            AFTER_INIT.with(|hook| *hook.borrow_mut() = None);
+        }
+    }
+    AFTER_INIT.with(|slot| *slot.borrow_mut() = Some(hook));
+    let _unset = Unset;
+    f()
+}
+
 /// Runs one execution of `scenario`: the initial part, the threads (with
 /// their hand-offs), the final part; then checks the ledger (every item
 /// dropped once, delivered at most once) and the history against the
@@ -482,6 +513,10 @@ pub fn execute<P: Subject>(scenario: &Arc<Scenario<P::Op>>, record: bool) -> boo
     let alone = Waiter::alone();
     for op in &scenario.init {
         P::run(&mut main, op, &rec, &alone, &ledger);
+    }
+    let after_init = AFTER_INIT.with(|hook| hook.borrow().clone());
+    if let Some(hook) = after_init {
+        hook(&main);
     }
     // Index 0 unused: the threads are numbered from 1.
     let waiting = Waiting::new(scenario.threads.len() + 1, scenario.threads.len());
@@ -712,7 +747,7 @@ fn scenario_seed(primitive: &str) -> u64 {
 /// What the runs of one drawn scenario gave: the run under the build's
 /// backend, and under loom the real-time pass (every atomic access a
 /// read-modify-write, histories in real-time order: `recorder.rs`).
-struct Ran {
+pub(super) struct Ran {
     first: Pass,
     real_time: Option<Pass>,
 }
@@ -863,16 +898,47 @@ fn run_generated<P: Subject>(model: Model, small: Option<Small>) {
         }
     }
     let totals = totals.lock().unwrap();
+    let skipped = match skipped.load(SeqCst) {
+        0 => String::new(),
+        n => format!(" not_run_for_time={n}"),
+    };
+    report_totals::<P>(
+        model,
+        &format!("seed={seed}"),
+        &totals,
+        budget,
+        start,
+        &[],
+        &skipped,
+    );
+    if small.is_some() {
+        require_complete(&name, &totals, budget);
+    }
+}
+
+/// The result line of a run of many scenarios (`totals`: each one's
+/// operations, summary and passes): `scenarios=.. <setting> complete=..
+/// bounded=.. budget=..` under loom, the backend's setting otherwise; the
+/// reordering and history counts, and `counts`, as its reach.
+pub(super) fn report_totals<P: Subject>(
+    model: Model,
+    setting: &str,
+    totals: &[(usize, String, Ran)],
+    budget: usize,
+    start: Instant,
+    counts: &[(&'static str, usize)],
+    extra: &str,
+) {
     let (scenarios, executions, reordered, checked, _) =
         summed(totals.iter().map(|(_, _, r)| &r.first));
     let largest = totals.iter().map(|(ops, _, _)| *ops).max().unwrap_or(0);
     let setting = match crate::harness::backend_name() {
         "loom" => {
             let (scenarios, rest) = scenarios.split_once(' ').unwrap_or((&scenarios, ""));
-            format!("{scenarios} seed={seed} {rest} budget={budget}_executions")
+            format!("{scenarios} {setting} {rest} budget={budget}_executions")
         }
         _ => format!(
-            "scenarios={} seed={seed} {}",
+            "scenarios={} {setting} {}",
             totals.len(),
             crate::harness::backend_setting()
         ),
@@ -891,31 +957,24 @@ fn run_generated<P: Subject>(model: Model, small: Option<Small>) {
     };
     // One counter the harness asserts, as every model's reach: an
     // execution whose linearization reordered the calls.
+    let mut reached = vec![
+        ("linearization_reordered_the_calls", reordered),
+        ("histories_checked", checked),
+    ];
+    reached.extend_from_slice(counts);
     model.report(
         &setting,
         executions,
         start.elapsed(),
-        &[
-            ("linearization_reordered_the_calls", reordered),
-            ("histories_checked", checked),
-        ],
-        &format!(
-            " largest_scenario={largest}_operations{}",
-            match skipped.load(SeqCst) {
-                0 => String::new(),
-                n => format!(" not_run_for_time={n}"),
-            }
-        ),
+        &reached,
+        &format!(" largest_scenario={largest}_operations{extra}"),
         &real_time,
     );
-    if small.is_some() {
-        require_complete(&name, &totals, budget);
-    }
 }
 
 /// A complete run's scenarios that loom did not finish complete (either
 /// pass), under loom with no numeric bound asked for: the run fails.
-fn require_complete(name: &str, totals: &[(usize, String, Ran)], budget: usize) {
+pub(super) fn require_complete(name: &str, totals: &[(usize, String, Ran)], budget: usize) {
     if !cfg!(loom) || crate::harness::bound_asked().is_some() {
         return;
     }
@@ -961,7 +1020,7 @@ fn scenario_time_limit() -> Option<std::time::Duration> {
 /// Runs one scenario under the build's backend; under loom, then again in
 /// the real-time pass (see [`Ran`]), unless this is the audit run, whose
 /// one pass is already that.
-fn run_one<P: Subject>(scenario: &Arc<Scenario<P::Op>>, budget: usize) -> Ran {
+pub(super) fn run_one<P: Subject>(scenario: &Arc<Scenario<P::Op>>, budget: usize) -> Ran {
     if std::env::var_os("MODELSYNC_SCENARIO_TRACE").is_some() {
         eprintln!("scenario: {}", scenario.summary());
     }
@@ -1023,7 +1082,7 @@ fn explore<P: Subject>(
     }
 }
 
-fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+pub(super) fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
     payload
         .downcast_ref::<String>()
         .cloned()

@@ -244,6 +244,20 @@ impl<T> Local<T> {
         distance(steal, real) as usize
     }
 
+    /// The ring's indices as the owner sees them: `[steal, real, tail,
+    /// real as last seen by the owner]` (see the protocol above). A
+    /// diagnostic for models, which start scenarios from chosen regimes of
+    /// these (`models/queue.rs`, "Every scenario of a scope"); stale as
+    /// soon as read while stealers run.
+    #[doc(hidden)]
+    pub fn indices(&self) -> [u32; 4] {
+        // Relaxed: a snapshot for diagnostics; nothing is read on its basis.
+        let (steal, real) = unpack(self.ring.head.load(Relaxed));
+        // Relaxed: only the owner, the caller, writes `tail`.
+        let tail = self.ring.tail.load(Relaxed);
+        [steal, real, tail, unpack(self.head_seen).1]
+    }
+
     /// A new handle through which other threads steal from this ring.
     pub fn stealer(&self) -> Steal<T> {
         Steal(self.ring.clone())

@@ -34,19 +34,32 @@
 //! work as the last searcher, wakes a sleeper only if one sleeps: if the
 //! refused worker was still counted awake, between its look at the queues and
 //! its decrement, nobody was woken, and it then slept without looking again.
-//! A push made while none searched and every worker was awake had the same
-//! gap. The work then waited for a worker to come back to its queues, forever
-//! if that worker's task blocked its thread (loom:
+//! The work then waited for a worker to come back to its queues, forever if
+//! that worker's task blocked its thread (loom:
 //! `runtime::blocking_task_waits_for_a_task_spawned_after_it`,
-//! `runtime::tasks_pushed_while_a_worker_is_blocked`). Now every worker whose
-//! decrement leaves no worker searching checks: that decrement comes after,
-//! in the word's order, the read (the push's, or the stopping searcher's
-//! `worker_to_notify`) that found it awake and woke nobody, and after the
-//! push's release read-modify-write, so it acquires the push and its check
-//! sees it. If a worker does search after the decrement, that searcher takes
-//! the duty over: it parks through a later decrement, or finds work and, as
-//! the last searcher, wakes this one.
+//! `runtime::tasks_pushed_while_a_worker_is_blocked`). So a last searcher
+//! that stops while every worker is awake, and so can wake nobody, marks a
+//! hand-off owed (a bit of the word, set in the same read-modify-write as
+//! its decrement); a worker that parks without searching checks when its
+//! decrement finds the bit set and no worker searching, and clears it. Its
+//! decrement comes after the mark in the word's order, and the mark after
+//! the read-modify-write of every push that saw the searcher and woke
+//! nobody, so the decrement acquires those pushes (a release sequence) and
+//! its check sees them. If a worker does search after the decrement, that
+//! searcher takes the duty over: it parks through a later decrement and
+//! checks, or finds work and, as the last searcher, wakes this one.
 //!
+//! Every other way to sleep without searching goes through the mark. A
+//! worker is refused only by a searcher it saw counted; a push that saw no
+//! searcher and every worker awake woke nobody either, but the searcher that
+//! refuses a worker afterwards started after that push in the word's order,
+//! so it parks as the last searcher and checks (acquiring the push), or
+//! stops on finding work and marks the hand-off or wakes a sleeper. An
+//! earlier version checked whenever a worker parked leaving no searcher:
+//! correct, but on tasks pushed from outside onto idle workers it checked
+//! and woke a worker far more often than work was owed
+//! (`runtime/spawn_many_remote_idle` 0.81 to 0.88 of tokio, BENCHMARKS.md).
+
 //! # Specification and contract
 //!
 //! As a component on its own (`specs/idle.rs`, checked by the
@@ -56,9 +69,10 @@
 //! that allows it while fewer than half of the workers search, then the
 //! count's increment, so workers that look at once may all start (R-8's
 //! cap is on contention, not exact). A searcher that stops is told whether
-//! it was the last searcher; a worker that parks, whether no worker
-//! searches once it sleeps (it was the last searcher, or it did not search
-//! and none does), and then checks every queue; `worker_to_notify`
+//! it was the last searcher, and marks a hand-off owed if every worker
+//! was awake; a worker that parks, whether it must check every queue (it
+//! was the last searcher, or it did not search, none does and a hand-off
+//! was owed, which it then pays); `worker_to_notify`
 //! wakes the newest sleeper, which then counts as searching, exactly when
 //! no worker searches.
 //!
@@ -73,8 +87,12 @@ use std::fmt;
 use crate::sync::atomic::{AtomicUsize, Ordering::*};
 use crate::sync::Mutex;
 
+const SEARCHING_MASK: usize = (1 << 15) - 1;
+/// Set by the last searcher to stop when every worker was awake, so that it
+/// woke nobody; cleared by the next worker that parks leaving no searcher
+/// and checks the queues for it.
+const HANDOFF_OWED: usize = 1 << 15;
 const UNPARKED_ONE: usize = 1 << 16;
-const SEARCHING_MASK: usize = UNPARKED_ONE - 1;
 
 /// The searching and sleeping workers of one runtime.
 pub struct Idle {
@@ -154,31 +172,59 @@ impl Idle {
         // see the push (the handshake) and wakes a worker for it. If it
         // wakes none, every worker is awake: each one not searching either
         // comes back to the queues or parks through that decrement, after
-        // this one, and checks them if no searcher is left (issue 48).
-        let prev = self.state.fetch_sub(1, Relaxed);
-        assert!(prev & SEARCHING_MASK > 0, "no worker was searching");
+        // this one, and checks them if no searcher is left: the hand-off
+        // marked here (issue 48).
+        let workers = self.workers;
+        let prev = self
+            .state
+            .fetch_update(Relaxed, Relaxed, |state| {
+                let searching = state & SEARCHING_MASK;
+                let all_awake = state / UNPARKED_ONE == workers;
+                let owed = if searching == 1 && all_awake {
+                    HANDOFF_OWED
+                } else {
+                    0
+                };
+                (searching > 0).then(|| (state - 1) | owed)
+            })
+            .expect("no worker was searching");
         prev & SEARCHING_MASK == 1
     }
 
-    /// Worker `worker` goes to sleep; true if no worker searches once it
-    /// sleeps (it was the last searcher, or it did not search and none
-    /// does): it must then check every queue once more before it parks
-    /// (R-7; the module documentation says why a worker that did not
-    /// search checks too).
+    /// Worker `worker` goes to sleep; true if it must check every queue
+    /// once more before it parks: it was the last searcher, or it did
+    /// not search, none does, and a hand-off was owed (the module
+    /// documentation says why a worker that did not search checks then).
     pub fn transition_worker_to_parked(&self, worker: usize, is_searching: bool) -> bool {
         let mut sleepers = self.sleepers.lock();
+        let must_check = |state: usize| {
+            let searching = state & SEARCHING_MASK;
+            if is_searching {
+                searching == 1
+            } else {
+                searching == 0 && state & HANDOFF_OWED != 0
+            }
+        };
         // Acquire: the handshake above; reads every pusher's release that
-        // precedes it, so the queue check that follows sees their pushes.
+        // precedes it, so the queue check that follows sees their pushes. A
+        // failed exchange only retries: Relaxed.
         let prev = self
             .state
-            .fetch_sub(UNPARKED_ONE + usize::from(is_searching), Acquire);
-        assert!(prev / UNPARKED_ONE > 0, "every worker is already parked");
-        assert!(
-            !is_searching || prev & SEARCHING_MASK > 0,
-            "a searching worker is counted"
-        );
+            .fetch_update(Acquire, Relaxed, |state| {
+                let counted =
+                    state / UNPARKED_ONE > 0 && (!is_searching || state & SEARCHING_MASK > 0);
+                let next = state - UNPARKED_ONE - usize::from(is_searching);
+                counted.then(|| {
+                    if must_check(state) {
+                        next & !HANDOFF_OWED
+                    } else {
+                        next
+                    }
+                })
+            })
+            .expect("a parking worker is counted awake, and searching if it says so");
         sleepers.push(worker);
-        prev & SEARCHING_MASK == usize::from(is_searching)
+        must_check(prev)
     }
 
     /// The number of searching workers at the moment of the call.

@@ -220,8 +220,8 @@ impl Shared {
         }
     }
 
-    /// A worker going to sleep that leaves no worker searching checks every
-    /// queue once more.
+    /// A worker going to sleep that `Idle` says must check looks at every
+    /// queue once more, and wakes a worker if one holds work.
     fn notify_if_work_pending(&self) {
         let pending = self.remotes.iter().any(|r| !r.steal.is_empty()) || !self.inject.is_empty();
         if pending {
@@ -355,14 +355,14 @@ impl Worker {
 
     fn park(&self, parker: &Parker) {
         let is_searching = std::mem::replace(&mut self.core.borrow_mut().searching, false);
-        // A worker refused a search checks too, when the searchers have
-        // stopped since: work pushed meanwhile may have woken nobody
-        // (`idle.rs`, issue 48).
-        let no_searcher = self
+        // The last searcher checks; so does a worker refused a search when
+        // the last searcher stopped while every worker was awake and woke
+        // nobody (a hand-off owed: `idle.rs`, issue 48).
+        let must_check = self
             .shared
             .idle
             .transition_worker_to_parked(self.index, is_searching);
-        if no_searcher {
+        if must_check {
             self.shared.notify_if_work_pending();
         }
         parker.park();

@@ -1,0 +1,265 @@
+//! Every scenario of a stated scope (issue 49), in place of a sample.
+//!
+//! A [`Scope`] names what a component's complete run covers: the threads
+//! of the concurrent part, each with its alphabet (every operation it may
+//! call, arguments included), how many operations each calls, the final
+//! part that observes what is left, and the starting regimes: situations
+//! of the component's internal state (a counter wrapped, a list turned
+//! over, a worker already asleep), each reached by a sequential prefix.
+//! A prefix costs loom nothing (one thread: no choices), so a regime that
+//! only a long history reaches is a starting point like any other.
+//!
+//! [`every_scenario`] enumerates the scope: for each regime, every choice
+//! of each thread's operations, then deduplicates them up to symmetry
+//! (threads with the same alphabet are interchangeable, and the subject
+//! may rename its values or keys: [`Subject::canonical`]), and runs each
+//! left complete under loom, both passes (weak memory, then every access a
+//! read-modify-write with histories in real-time order), every history
+//! checked against the specification and every item against the ledger.
+//! The result line says the scope, how many scenarios it holds before and
+//! after symmetry, and how many finished complete; a regime whose prefix
+//! did not reach it (its `reached` test, asked of the main thread's actor
+//! after the prefix) leaves its count at zero, and the run fails.
+//!
+//! Under shuttle and on real threads (`cargo test`) the same scenarios
+//! run, each with the backend's own setting, at most [`NOT_LOOM_MAX`] of
+//! them evenly spaced through the enumeration, and the line says how many:
+//! the completeness claim is loom's.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::scenario::{self, Scenario, Subject};
+use super::Model;
+
+/// A situation of a component's internal state that a concurrent part
+/// starts from, and the sequential prefix that reaches it.
+pub struct Regime<P: Subject> {
+    /// As the result line and VERIFICATION.md name it.
+    pub name: &'static str,
+    /// The scenario's initial part.
+    pub prefix: Vec<P::Op>,
+    /// Whether the main thread's actor, after the prefix, is in the regime
+    /// (the component's internals, asked directly).
+    pub reached: fn(&P::Actor) -> bool,
+}
+
+/// What a complete run covers.
+pub struct Scope<P: Subject> {
+    /// A short name for the result line (no spaces).
+    pub name: &'static str,
+    /// One alphabet per thread of the concurrent part: every operation the
+    /// thread may call. Threads with equal alphabets are interchangeable
+    /// unless `ordered_threads`.
+    pub threads: Vec<Vec<P::Op>>,
+    /// How many operations each thread calls: every length from the first
+    /// to the second, inclusive.
+    pub lengths: (usize, usize),
+    /// The final part, the same in every scenario.
+    pub post: Vec<P::Op>,
+    /// The starting regimes.
+    pub regimes: Vec<Regime<P>>,
+    /// Threads with equal alphabets are not interchangeable (a thread's
+    /// index means something to the subject beyond its operations).
+    pub ordered_threads: bool,
+}
+
+/// Scenarios a shuttle or real-thread run of a scope runs at most.
+pub const NOT_LOOM_MAX: usize = 24;
+
+/// Every sequence of `len` operations of `alphabet`, as indices.
+fn sequences(alphabet: usize, (min, max): (usize, usize)) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    for len in min..=max {
+        let mut seq = vec![0; len];
+        loop {
+            out.push(seq.clone());
+            // The next sequence in lexicographic order, or done.
+            let Some(i) = (0..len).rev().find(|&i| seq[i] + 1 < alphabet) else {
+                break;
+            };
+            seq[i] += 1;
+            seq[i + 1..].iter_mut().for_each(|x| *x = 0);
+        }
+    }
+    out
+}
+
+/// The scope's scenarios: (how many it holds, those left after symmetry,
+/// each with the index of its regime).
+pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, Vec<(usize, Scenario<P::Op>)>) {
+    assert!(
+        scope.lengths.0 >= 1 && scope.lengths.0 <= scope.lengths.1,
+        "{}: a thread calls at least one operation",
+        scope.name
+    );
+    let per_thread: Vec<Vec<Vec<usize>>> = scope
+        .threads
+        .iter()
+        .map(|alphabet| sequences(alphabet.len(), scope.lengths))
+        .collect();
+    let mut held = 0;
+    let mut seen = HashSet::new();
+    let mut left = Vec::new();
+    for (r, regime) in scope.regimes.iter().enumerate() {
+        let mut choice = vec![0usize; per_thread.len()];
+        'all: loop {
+            held += 1;
+            let threads: Vec<Vec<P::Op>> = choice
+                .iter()
+                .enumerate()
+                .map(|(t, &c)| {
+                    per_thread[t][c]
+                        .iter()
+                        .map(|&i| scope.threads[t][i].clone())
+                        .collect()
+                })
+                .collect();
+            let scenario = Scenario {
+                init: regime.prefix.clone(),
+                threads,
+                post: scope.post.clone(),
+                handoffs: vec![],
+            };
+            let (key, scenario) = canonical::<P>(scope, scenario, &choice);
+            if seen.insert((r, key)) {
+                left.push((r, scenario));
+            }
+            // The next choice, the last thread fastest.
+            for t in (0..choice.len()).rev() {
+                choice[t] += 1;
+                if choice[t] < per_thread[t].len() {
+                    continue 'all;
+                }
+                choice[t] = 0;
+            }
+            break;
+        }
+    }
+    (held, left)
+}
+
+/// The scenario's class under the scope's symmetries: the operation lists
+/// of threads with equal alphabets put in the order of their enumeration
+/// index, then the subject's renaming of values and keys.
+fn canonical<P: Subject>(
+    scope: &Scope<P>,
+    scenario: Scenario<P::Op>,
+    choice: &[usize],
+) -> (String, Scenario<P::Op>) {
+    // The scenario runs with the subject's names (items numbered, keys
+    // renamed), as every scenario does.
+    let runs = P::canonical(scenario);
+    let mut scenario = runs.clone();
+    if !scope.ordered_threads {
+        let alphabet = |t: usize| format!("{:?}", scope.threads[t]);
+        let n = choice.len();
+        for first in 0..n {
+            if (0..first).any(|u| alphabet(u) == alphabet(first)) {
+                continue;
+            }
+            let members: Vec<usize> = (first..n)
+                .filter(|&u| alphabet(u) == alphabet(first))
+                .collect();
+            let mut lists: Vec<(usize, Vec<P::Op>)> = members
+                .iter()
+                .map(|&u| (choice[u], scenario.threads[u].clone()))
+                .collect();
+            lists.sort_by_key(|(c, _)| *c);
+            for (&slot, (_, ops)) in members.iter().zip(lists) {
+                scenario.threads[slot] = ops;
+            }
+        }
+    }
+    let key = P::canonical(scenario);
+    (format!("{:?} {:?}", key.init, key.threads), runs)
+}
+
+/// Runs every scenario of `scope` (see the module documentation) and
+/// prints one result line; fails if a scenario did not finish complete
+/// under loom, a history or the ledger failed, or a regime was never
+/// reached.
+pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
+    if !model.runs_in_this_tier() {
+        return;
+    }
+    let name = model.name().to_string();
+    let start = Instant::now();
+    let (held, left) = enumerate(&scope);
+    let distinct = left.len();
+    let chosen: Vec<&(usize, Scenario<P::Op>)> = if cfg!(loom) {
+        left.iter().collect()
+    } else {
+        let step = distinct.div_ceil(NOT_LOOM_MAX).max(1);
+        left.iter().step_by(step).collect()
+    };
+    let reached: Arc<Vec<AtomicUsize>> =
+        Arc::new(scope.regimes.iter().map(|_| AtomicUsize::new(0)).collect());
+    let budget = scenario::complete_budget();
+    let mut totals = Vec::new();
+    for (r, scenario) in chosen {
+        let check = scope.regimes[*r].reached;
+        let counter = reached.clone();
+        let r = *r;
+        let hook: scenario::AfterInit = Arc::new(move |actor: &dyn std::any::Any| {
+            let actor = actor
+                .downcast_ref::<P::Actor>()
+                .expect("the hook is the subject's");
+            if check(actor) {
+                counter[r].fetch_add(1, SeqCst);
+            }
+        });
+        let scenario = Arc::new(scenario.clone());
+        let ran = scenario::with_after_init(hook, || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                scenario::run_one::<P>(&scenario, budget)
+            }))
+        });
+        match ran {
+            Ok(ran) => totals.push((scenario.len(), scenario.summary(), ran)),
+            Err(payload) => {
+                let scenario = (*scenario).clone();
+                panic!(
+                    "{name}: scenario of scope {} (regime {}) failed. As a model for models/{}.rs:\n\n{}\n{}",
+                    scope.name,
+                    scope.regimes[r].name,
+                    name.split("::").next().unwrap_or(P::NAME),
+                    scenario.as_model::<P>(
+                        &format!("{}_{}", scope.name.replace('-', "_"), scope.regimes[r].name),
+                        &format!("Found by `{name}` in scope {}.", scope.name),
+                    ),
+                    scenario::panic_text(payload)
+                )
+            }
+        }
+    }
+    let counts: Vec<(&'static str, usize)> = scope
+        .regimes
+        .iter()
+        .zip(reached.iter())
+        .map(|(regime, n)| (regime.name, n.load(SeqCst)))
+        .collect();
+    let shape = format!(
+        "scope={} threads={} ops_per_thread={}..={} alphabet={} regimes={} in_scope={held} after_symmetry={distinct}{}",
+        scope.name,
+        scope.threads.len(),
+        scope.lengths.0,
+        scope.lengths.1,
+        scope
+            .threads
+            .iter()
+            .map(|a| a.len().to_string())
+            .collect::<Vec<_>>()
+            .join("+"),
+        scope.regimes.len(),
+        if cfg!(loom) {
+            String::new()
+        } else {
+            format!(" ran={}", totals.len())
+        }
+    );
+    scenario::report_totals::<P>(model, &shape, &totals, budget, start, &counts, "");
+    scenario::require_complete(&name, &totals, budget);
+}
