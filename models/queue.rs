@@ -959,7 +959,14 @@ impl<const RING_CAP: usize, const START: u32> Subject for QueueSubject<RING_CAP,
                     return;
                 };
                 let inject = &*queues.inject;
-                rec.op(op.clone(), || local.push_back(item, inject), |_| Ret::Unit);
+                // Two steps with the call's interval: an overflow's claim,
+                // then its batch landing in the inject queue
+                // (`specs/queue.rs`, `Op::OverflowLands`).
+                let push = rec.call(op.clone());
+                let lands = rec.call(Op::OverflowLands(ring));
+                local.push_back(item, inject);
+                rec.returned(push, Ret::Unit);
+                rec.returned(lands, Ret::Unit);
                 None
             }
             Op::Pop(ring) => {
@@ -983,6 +990,7 @@ impl<const RING_CAP: usize, const START: u32> Subject for QueueSubject<RING_CAP,
                 None
             }
             Op::InjectPop => rec.op(op.clone(), || queues.inject.pop(), got),
+            Op::OverflowLands(_) => unreachable!("recorded with its push, never drawn"),
         };
         if let Some(item) = taken {
             ledger.deliver(item);
@@ -1127,7 +1135,11 @@ fn queue_scope(lengths: (usize, usize)) -> scope::Scope<ScopeQueues> {
     }
     drain.extend(vec![Op::InjectPop; 6]);
     scope::Scope {
-        name: "queue-2x1",
+        name: if lengths.1 == 1 {
+            "queue-2x1"
+        } else {
+            "queue-2x2"
+        },
         threads: vec![owner(0), owner(1)],
         lengths,
         post: drain,
@@ -1207,17 +1219,119 @@ fn queue_scope(lengths: (usize, usize)) -> scope::Scope<ScopeQueues> {
 /// once and dropped once. Unlike the generated scenarios (capacity 2), a
 /// concurrent steal here takes two items.
 ///
+/// Scope: queue-2x1 (two owners, one operation each of 5, from 7 regimes, capacity 4 across the u32 wrap; 175 scenarios)
+///
 /// Checks.
 #[test]
 fn scope_complete() {
     scope::every_scenario(model!(), queue_scope((1, 1)));
 }
 
-/// The nightly's scope of the queue: as `scope_complete`, two operations
-/// per thread.
+/// The nightly's scope of the queue from regime `empty_at_the_wrap`: as
+/// `scope_complete`, two operations per thread (900 scenarios). The
+/// nightly's scope is one model per regime: 6,300 scenarios in all, about
+/// 18 minutes of loom on H4, too long for one model's nightly budget.
+///
+/// Scope: queue-2x2 from empty_at_the_wrap (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
 ///
 /// Checks.
 #[test]
-fn scope_two_ops_complete() {
-    scope::every_scenario(model!().nightly(), queue_scope((1, 2)));
+fn scope_two_ops_from_empty_at_the_wrap() {
+    scope::every_scenario(
+        model!().nightly(),
+        queue_scope((1, 2)).from_regime("empty_at_the_wrap"),
+    );
+}
+
+/// The nightly's scope of the queue from regime `one_item`: as
+/// `scope_complete`, two operations per thread (900 scenarios). The
+/// nightly's scope is one model per regime: 6,300 scenarios in all, about
+/// 18 minutes of loom on H4, too long for one model's nightly budget.
+///
+/// Scope: queue-2x2 from one_item (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
+///
+/// Checks.
+#[test]
+fn scope_two_ops_from_one_item() {
+    scope::every_scenario(
+        model!().nightly(),
+        queue_scope((1, 2)).from_regime("one_item"),
+    );
+}
+
+/// The nightly's scope of the queue from regime `three_items_across_the_wrap`: as
+/// `scope_complete`, two operations per thread (900 scenarios). The
+/// nightly's scope is one model per regime: 6,300 scenarios in all, about
+/// 18 minutes of loom on H4, too long for one model's nightly budget.
+///
+/// Scope: queue-2x2 from three_items_across_the_wrap (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
+///
+/// Checks.
+#[test]
+fn scope_two_ops_from_three_items_across_the_wrap() {
+    scope::every_scenario(
+        model!().nightly(),
+        queue_scope((1, 2)).from_regime("three_items_across_the_wrap"),
+    );
+}
+
+/// The nightly's scope of the queue from regime `full`: as
+/// `scope_complete`, two operations per thread (900 scenarios). The
+/// nightly's scope is one model per regime: 6,300 scenarios in all, about
+/// 18 minutes of loom on H4, too long for one model's nightly budget.
+///
+/// Scope: queue-2x2 from full (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
+///
+/// Checks.
+#[test]
+fn scope_two_ops_from_full() {
+    scope::every_scenario(model!().nightly(), queue_scope((1, 2)).from_regime("full"));
+}
+
+/// The nightly's scope of the queue from regime `owner_view_of_head_stale`: as
+/// `scope_complete`, two operations per thread (900 scenarios). The
+/// nightly's scope is one model per regime: 6,300 scenarios in all, about
+/// 18 minutes of loom on H4, too long for one model's nightly budget.
+///
+/// Scope: queue-2x2 from owner_view_of_head_stale (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
+///
+/// Checks.
+#[test]
+fn scope_two_ops_from_owner_view_of_head_stale() {
+    scope::every_scenario(
+        model!().nightly(),
+        queue_scope((1, 2)).from_regime("owner_view_of_head_stale"),
+    );
+}
+
+/// The nightly's scope of the queue from regime `turned_over`: as
+/// `scope_complete`, two operations per thread (900 scenarios). The
+/// nightly's scope is one model per regime: 6,300 scenarios in all, about
+/// 18 minutes of loom on H4, too long for one model's nightly budget.
+///
+/// Scope: queue-2x2 from turned_over (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
+///
+/// Checks.
+#[test]
+fn scope_two_ops_from_turned_over() {
+    scope::every_scenario(
+        model!().nightly(),
+        queue_scope((1, 2)).from_regime("turned_over"),
+    );
+}
+
+/// The nightly's scope of the queue from regime `both_rings_hold_items`: as
+/// `scope_complete`, two operations per thread (900 scenarios). The
+/// nightly's scope is one model per regime: 6,300 scenarios in all, about
+/// 18 minutes of loom on H4, too long for one model's nightly budget.
+///
+/// Scope: queue-2x2 from both_rings_hold_items (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
+///
+/// Checks.
+#[test]
+fn scope_two_ops_from_both_rings_hold_items() {
+    scope::every_scenario(
+        model!().nightly(),
+        queue_scope((1, 2)).from_regime("both_rings_hold_items"),
+    );
 }

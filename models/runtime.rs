@@ -16,6 +16,7 @@ use std::task::{Context, Poll};
 
 use crate::harness::recorder::{Recorder, Spawned, ThreadRecorder};
 use crate::harness::scenario::{self, Scenario, Small, Subject, Waiter};
+use crate::harness::scope;
 use crate::harness::{model, Flag, Handoff, Ledger, Reach, Tally, Tracked};
 use crate::specs::idle as ispec;
 use crate::specs::live_tasks as lspec;
@@ -539,15 +540,27 @@ enum IdleOp {
     StopSearching,
     Park,
     Push,
+    /// The main thread, in a scope's prefix, acting as worker `.0`: it
+    /// searches, stops, or goes to sleep (the worker's thread then starts
+    /// asleep, and waits for a push to wake it before its first
+    /// operation).
+    SearchAs(usize),
+    StopSearchingAs(usize),
+    ParkAs(usize),
 }
 
 /// One worker's view: the counters, its stage, and the wake-ups handed to
-/// each worker.
+/// each worker. The main thread's keeps every worker's stage as its
+/// prefix left it (`prefix_stages`), which each worker's thread starts
+/// from.
 struct Worker {
     idle: std::sync::Arc<Idle>,
     me: usize,
     stage: ispec::Stage,
     wakes: std::sync::Arc<Vec<scenario::Tokens>>,
+    prefix_stages: Vec<ispec::Stage>,
+    /// Put to sleep by the prefix: waits for a wake-up first.
+    asleep_from_prefix: bool,
 }
 
 impl Subject for IdleSubject {
@@ -568,16 +581,21 @@ impl Subject for IdleSubject {
             me: usize::MAX,
             stage: ispec::Stage::Running,
             wakes: std::sync::Arc::new((0..workers).map(|_| scenario::Tokens::default()).collect()),
+            prefix_stages: vec![ispec::Stage::Running; workers],
+            asleep_from_prefix: false,
         };
         (ispec::Workers::new(workers), main)
     }
 
     fn split(main: &mut Worker, _: &Scenario<IdleOp>, thread: usize) -> Worker {
+        let stage = main.prefix_stages[thread - 1];
         Worker {
             idle: main.idle.clone(),
             me: thread - 1,
-            stage: ispec::Stage::Running,
+            stage,
             wakes: main.wakes.clone(),
+            prefix_stages: Vec::new(),
+            asleep_from_prefix: stage == ispec::Stage::Sleeping,
         }
     }
 
@@ -592,12 +610,51 @@ impl Subject for IdleSubject {
     ) {
         use ispec::{Op, Ret, Stage};
         let idle = &*worker.idle;
+        if std::mem::take(&mut worker.asleep_from_prefix) && worker.wakes[worker.me].take(waiter) {
+            worker.stage = Stage::Searching;
+        }
         let me = worker.me;
         match (op, worker.stage) {
             (IdleOp::Push, _) => {
                 if let Some(w) = notify_recorded(idle, rec) {
-                    worker.wakes[w].give();
+                    if me == usize::MAX {
+                        // The main thread's wake: the worker's thread starts
+                        // (or, after the join, would start) awake and
+                        // searching, with no token to wait for.
+                        worker.prefix_stages[w] = Stage::Searching;
+                    } else {
+                        worker.wakes[w].give();
+                    }
                 }
+            }
+            (&IdleOp::SearchAs(w), _) if worker.prefix_stages.get(w) == Some(&Stage::Running) => {
+                if to_searching_recorded(idle, w, rec) {
+                    worker.prefix_stages[w] = Stage::Searching;
+                }
+            }
+            (&IdleOp::StopSearchingAs(w), _)
+                if worker.prefix_stages.get(w) == Some(&Stage::Searching) =>
+            {
+                rec.op(
+                    Op::FromSearching(w),
+                    || idle.transition_worker_from_searching(),
+                    |&last| Ret::Bool(last),
+                );
+                worker.prefix_stages[w] = Stage::Running;
+            }
+            (&IdleOp::ParkAs(w), _)
+                if matches!(
+                    worker.prefix_stages.get(w),
+                    Some(Stage::Running | Stage::Searching)
+                ) =>
+            {
+                let searching = worker.prefix_stages[w] == Stage::Searching;
+                rec.op(
+                    Op::ToParked(w),
+                    || idle.transition_worker_to_parked(w, searching),
+                    |&check| Ret::Bool(check),
+                );
+                worker.prefix_stages[w] = Stage::Sleeping;
             }
             (IdleOp::Search, Stage::Running) if me != usize::MAX => {
                 let started = to_searching_recorded(idle, me, rec);
@@ -704,6 +761,108 @@ fn idle_complete_scenarios() {
             sizes: [1, 2, 1],
         },
     );
+}
+
+/// The idle counters' scope: two workers, each calling one operation of
+/// its alphabet (start searching, stop searching, go to sleep, push and
+/// wake whom `worker_to_notify` names: every operation of `Idle` a worker
+/// calls), from each regime of the idle word and the sleepers' list; then
+/// the main thread pushes once, so that a worker left asleep with work
+/// pending is seen.
+///
+/// The regimes are the situations `src/runtime/idle.rs` treats
+/// differently, with two workers (of whom one may search: R-8's half):
+/// every worker running; one searching (a push wakes nobody; its stop is
+/// the last searcher's); a hand-off owed (the last searcher stopped while
+/// every worker was awake: the next worker to park without searching must
+/// check); one asleep (a push wakes it); one asleep and the other
+/// searching (the searcher's stop or park is the last searcher's, with a
+/// sleeper to wake); both asleep (a push wakes the newest, whose thread
+/// starts by waiting for it); and a sleeper woken by a push (counted as
+/// searching before its thread runs). One operation per thread is what
+/// the races need once a regime is set up: a push racing a park, a
+/// stop racing a park with a hand-off owed (issue 48), two looks racing
+/// (R-8's cap on contention); two operations per thread are the
+/// nightly's scope.
+fn idle_scope(lengths: (usize, usize)) -> scope::Scope<IdleSubject> {
+    use ispec::Stage;
+    use IdleOp::*;
+    let alphabet = vec![Search, StopSearching, Park, Push];
+    fn stages(w: &Worker) -> Vec<Stage> {
+        w.prefix_stages.clone()
+    }
+    fn regime(
+        name: &'static str,
+        prefix: Vec<IdleOp>,
+        reached: fn(&Worker) -> bool,
+    ) -> scope::Regime<IdleSubject> {
+        scope::Regime {
+            name,
+            prefix,
+            reached,
+        }
+    }
+    scope::Scope {
+        name: if lengths.1 == 1 {
+            "idle-2x1"
+        } else {
+            "idle-2x2"
+        },
+        threads: vec![alphabet.clone(), alphabet],
+        lengths,
+        post: vec![Push],
+        ordered_threads: true,
+        regimes: vec![
+            regime("all_running", vec![], |w| {
+                w.idle.num_unparked() == 2 && w.idle.num_searching() == 0 && !w.idle.handoff_owed()
+            }),
+            regime("one_searching", vec![SearchAs(0)], |w| {
+                w.idle.num_searching() == 1 && w.idle.num_unparked() == 2
+            }),
+            regime("handoff_owed", vec![SearchAs(0), StopSearchingAs(0)], |w| {
+                w.idle.handoff_owed() && w.idle.num_searching() == 0
+            }),
+            regime("one_asleep", vec![ParkAs(0)], |w| {
+                w.idle.sleepers() == [0] && w.idle.num_searching() == 0
+            }),
+            regime(
+                "one_asleep_one_searching",
+                vec![ParkAs(0), SearchAs(1)],
+                |w| w.idle.sleepers() == [0] && w.idle.num_searching() == 1,
+            ),
+            regime("both_asleep", vec![ParkAs(0), ParkAs(1)], |w| {
+                w.idle.num_unparked() == 0 && stages(w) == [Stage::Sleeping; 2]
+            }),
+            regime("sleeper_woken_by_a_push", vec![ParkAs(0), Push], |w| {
+                w.idle.sleepers().is_empty()
+                    && stages(w)[0] == Stage::Searching
+                    && w.idle.num_searching() == 1
+            }),
+        ],
+    }
+}
+
+/// Every scenario of the idle counters' scope (`idle_scope`: two workers,
+/// one operation each, from seven regimes of the idle word), complete under
+/// loom in both passes; every history checked against `specs/idle.rs`.
+///
+/// Scope: idle-2x1 (two workers, one operation each of 4, from 7 regimes; 112 scenarios)
+///
+/// Checks.
+#[test]
+fn idle_scope_complete() {
+    scope::every_scenario(model!(), idle_scope((1, 1)));
+}
+
+/// The nightly's scope of the idle counters: as `idle_scope_complete`, two
+/// operations per worker.
+///
+/// Scope: idle-2x2 (two workers, one or two operations each of 4, from 7 regimes; 2,800 scenarios)
+///
+/// Checks.
+#[test]
+fn idle_scope_two_ops_complete() {
+    scope::every_scenario(model!().nightly(), idle_scope((1, 2)));
 }
 
 // ---------------------------------------------------------------------

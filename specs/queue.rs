@@ -41,6 +41,26 @@
 //!   and the second push, with one item in the ring, sends its item
 //!   alone.)
 //!
+//! A steal also need not see a push that does not come before it in the
+//! history's order (happens-before in the weak-memory pass, real time in
+//! the real-time pass): it reads the ring's tail with an acquire load,
+//! which sees every push that happens before the steal and may miss one
+//! that does not. So a steal may return `None` from a ring that is not
+//! empty, or take fewer than half, also while the operation that put
+//! there the first item it did not see overlaps it: that item's push, or
+//! a steal into the ring (whose return names only the item it kept, so
+//! any steal into the ring that took items counts). This is the queue's order, weaker than
+//! linearizability in real time: two owners that each push into their
+//! own ring and then steal from the other's may both find the other's
+//! ring empty (the store-buffering shape; the queue's scope found it,
+//! `queue::scope_two_ops_complete`). tokio's queue is the same (a release
+//! store of the tail, an acquire load by stealers) and promises no more.
+//! It is enough for the runtime: a worker that finds nothing goes to
+//! sleep through the idle word's read-modify-write, which a pusher's
+//! read-modify-write meets after its push (R-7), so one of the two sees
+//! the other whatever the ring's loads missed. Where an item must be
+//! seen, a happens-before edge (a join, a channel, a lock) makes it so.
+//!
 //! Every other outcome is deterministic, and with items' identities a
 //! steal's return says how many it took. That a steal does take items
 //! when no other steal runs is then part of the specification, not only a
@@ -59,6 +79,10 @@ pub struct Queue {
     /// Each ring's items (ids), oldest first.
     pub rings: [VecDeque<usize>; RINGS],
     pub inject: VecDeque<usize>,
+    /// Per ring, an overflow's batch (the oldest half and the pushed
+    /// item) between its claim and its landing in the inject queue: the
+    /// overflow is two steps (see `Op::OverflowLands`).
+    pub in_flight: [Vec<usize>; RINGS],
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -70,6 +94,14 @@ pub enum Op {
     Steal { from: usize, into: usize },
     InjectPush(usize),
     InjectPop,
+    /// The second step of the owner of `ring`'s push, recorded with the
+    /// push's interval: an overflow claims the oldest half of the ring
+    /// with its compare-and-swap, then pushes the batch into the inject
+    /// queue under its lock, so an operation between the two finds the
+    /// batch in neither (a steal of the ring sees it gone, the inject
+    /// queue does not have it yet). Moves the ring's batch in flight, if
+    /// any, to the inject queue; nothing otherwise.
+    OverflowLands(usize),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -84,6 +116,7 @@ impl Queue {
             capacity,
             rings: Default::default(),
             inject: VecDeque::new(),
+            in_flight: Default::default(),
         }
     }
 
@@ -140,6 +173,15 @@ impl Spec for Queue {
         match *op {
             Op::Push(ring, item) => {
                 let mut outcomes = vec![(Ret::Unit, self.push_whole(ring, item))];
+                if self.rings[ring].len() == self.capacity[ring] && self.in_flight[ring].is_empty() {
+                    // The overflow's claim alone; its batch lands later.
+                    let mut claimed = self.clone();
+                    let half = self.capacity[ring] / 2;
+                    let mut batch: Vec<usize> = claimed.rings[ring].drain(..half).collect();
+                    batch.push(item);
+                    claimed.in_flight[ring] = batch;
+                    outcomes.push((Ret::Unit, claimed));
+                }
                 if self.rings[ring].len() < self.capacity[ring] {
                     let mut alone = self.clone();
                     alone.inject.push_back(item);
@@ -170,25 +212,54 @@ impl Spec for Queue {
                 let got = next.inject.pop_front();
                 vec![(Ret::Item(got), next)]
             }
+            Op::OverflowLands(ring) => {
+                let mut next = self.clone();
+                let batch = std::mem::take(&mut next.in_flight[ring]);
+                next.inject.extend(batch);
+                vec![(Ret::Unit, next)]
+            }
         }
     }
 
     fn needs_overlap(&self, op: &Op, ret: &Ret, next: &Self) -> Option<Overlap<Op, Ret>> {
         match (op, ret) {
-            (&Op::Steal { from, .. }, Ret::Item(None)) if !self.rings[from].is_empty() => Some(
-                Overlap::new(format!("a steal from ring {from} that claimed"), move |other, ret| {
-                    claimed_from(other, ret, from)
-                }),
-            ),
+            (&Op::Steal { from, .. }, Ret::Item(None)) if !self.rings[from].is_empty() => {
+                // Unseen, the oldest item: then every later one too.
+                let unseen = self.rings[from][0];
+                Some(Overlap::new(
+                    format!(
+                        "a steal from ring {from} that claimed, or the push of item {unseen} \
+                         or a steal into ring {from} (which a steal need not see)"
+                    ),
+                    move |other, ret| {
+                        claimed_from(other, ret, from) || put_into(other, ret, from, &[unseen])
+                    },
+                ))
+            }
             (&Op::Steal { from, into }, Ret::Item(Some(_)))
                 if self.rings[from].len() - next.rings[from].len() < self.steal_size(from, into) =>
             {
+                // Taking k, the steal saw 2k - 1 or 2k items: the first it
+                // did not see is the one at either index.
+                let taken = self.rings[from].len() - next.rings[from].len();
+                let unseen: Vec<usize> = [2 * taken - 1, 2 * taken]
+                    .iter()
+                    .filter_map(|&i| self.rings[from].get(i).copied())
+                    .collect();
                 Some(Overlap::new(
-                    format!("a steal from ring {into} (the destination) that claimed"),
-                    move |other, ret| claimed_from(other, ret, into),
+                    format!(
+                        "a steal from ring {into} (the destination) that claimed, or the push \
+                         of one of items {unseen:?} or a steal into ring {from} (which a steal \
+                         need not see)"
+                    ),
+                    move |other, ret| {
+                        claimed_from(other, ret, into) || put_into(other, ret, from, &unseen)
+                    },
                 ))
             }
-            (&Op::Push(ring, item), Ret::Unit) if *next != self.push_whole(ring, item) => {
+            (&Op::Push(ring, item), Ret::Unit)
+                if next.in_flight[ring].is_empty() && *next != self.push_whole(ring, item) =>
+            {
                 Some(Overlap::new(
                     format!("a steal from ring {ring} that claimed"),
                     move |other, ret| claimed_from(other, ret, ring),
@@ -196,6 +267,17 @@ impl Spec for Queue {
             }
             _ => None,
         }
+    }
+}
+
+/// Whether `op`, returning `ret`, may have put one of `items` into `ring`:
+/// a push of one of them, or a steal into the ring that took items (its
+/// return names only the item it kept, not those it moved).
+fn put_into(op: &Op, ret: Option<&Ret>, ring: usize, items: &[usize]) -> bool {
+    match *op {
+        Op::Push(r, item) => r == ring && items.contains(&item),
+        Op::Steal { into, .. } => into == ring && matches!(ret, Some(Ret::Item(Some(_)))),
+        _ => false,
     }
 }
 

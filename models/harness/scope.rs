@@ -66,6 +66,17 @@ pub struct Scope<P: Subject> {
     pub ordered_threads: bool,
 }
 
+impl<P: Subject> Scope<P> {
+    /// The part of the scope that starts from regime `name` alone: a
+    /// shard of a scope too large for one model's time (the nightly runs
+    /// one model per regime).
+    pub fn from_regime(mut self, name: &str) -> Self {
+        self.regimes.retain(|r| r.name == name);
+        assert!(!self.regimes.is_empty(), "{}: no regime {name}", self.name);
+        self
+    }
+}
+
 /// Scenarios a shuttle or real-thread run of a scope runs at most.
 pub const NOT_LOOM_MAX: usize = 24;
 

@@ -239,6 +239,14 @@ impl Idle {
         self.state.load(Relaxed) / UNPARKED_ONE
     }
 
+    /// Whether a hand-off is owed at the moment of the call (see the module
+    /// documentation). A diagnostic for models, which start scenarios
+    /// from it.
+    pub fn handoff_owed(&self) -> bool {
+        // Relaxed: a snapshot for tests.
+        self.state.load(Relaxed) & HANDOFF_OWED != 0
+    }
+
     /// The sleeping workers, in the order they went to sleep.
     pub fn sleepers(&self) -> Vec<usize> {
         self.sleepers.lock().clone()
