@@ -1239,7 +1239,7 @@ fn scope_complete() {
 fn scope_two_ops_from_empty_at_the_wrap() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).from_regime("empty_at_the_wrap"),
+        queue_scope((1, 2)).only_regime("empty_at_the_wrap"),
     );
 }
 
@@ -1255,7 +1255,7 @@ fn scope_two_ops_from_empty_at_the_wrap() {
 fn scope_two_ops_from_one_item() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).from_regime("one_item"),
+        queue_scope((1, 2)).only_regime("one_item"),
     );
 }
 
@@ -1271,7 +1271,7 @@ fn scope_two_ops_from_one_item() {
 fn scope_two_ops_from_three_items_across_the_wrap() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).from_regime("three_items_across_the_wrap"),
+        queue_scope((1, 2)).only_regime("three_items_across_the_wrap"),
     );
 }
 
@@ -1285,7 +1285,7 @@ fn scope_two_ops_from_three_items_across_the_wrap() {
 /// Checks.
 #[test]
 fn scope_two_ops_from_full() {
-    scope::every_scenario(model!().nightly(), queue_scope((1, 2)).from_regime("full"));
+    scope::every_scenario(model!().nightly(), queue_scope((1, 2)).only_regime("full"));
 }
 
 /// The nightly's scope of the queue from regime `owner_view_of_head_stale`: as
@@ -1300,7 +1300,7 @@ fn scope_two_ops_from_full() {
 fn scope_two_ops_from_owner_view_of_head_stale() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).from_regime("owner_view_of_head_stale"),
+        queue_scope((1, 2)).only_regime("owner_view_of_head_stale"),
     );
 }
 
@@ -1316,7 +1316,7 @@ fn scope_two_ops_from_owner_view_of_head_stale() {
 fn scope_two_ops_from_turned_over() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).from_regime("turned_over"),
+        queue_scope((1, 2)).only_regime("turned_over"),
     );
 }
 
@@ -1332,6 +1332,6 @@ fn scope_two_ops_from_turned_over() {
 fn scope_two_ops_from_both_rings_hold_items() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).from_regime("both_rings_hold_items"),
+        queue_scope((1, 2)).only_regime("both_rings_hold_items"),
     );
 }

@@ -628,9 +628,11 @@ impl Subject for IdleSubject {
                 }
             }
             (&IdleOp::SearchAs(w), _) if worker.prefix_stages.get(w) == Some(&Stage::Running) => {
-                if to_searching_recorded(idle, w, rec) {
-                    worker.prefix_stages[w] = Stage::Searching;
-                }
+                worker.prefix_stages[w] = if to_searching_recorded(idle, w, rec) {
+                    Stage::Searching
+                } else {
+                    Stage::Running
+                };
             }
             (&IdleOp::StopSearchingAs(w), _)
                 if worker.prefix_stages.get(w) == Some(&Stage::Searching) =>

@@ -70,7 +70,7 @@ impl<P: Subject> Scope<P> {
     /// The part of the scope that starts from regime `name` alone: a
     /// shard of a scope too large for one model's time (the nightly runs
     /// one model per regime).
-    pub fn from_regime(mut self, name: &str) -> Self {
+    pub fn only_regime(mut self, name: &str) -> Self {
         self.regimes.retain(|r| r.name == name);
         assert!(!self.regimes.is_empty(), "{}: no regime {name}", self.name);
         self
@@ -98,9 +98,12 @@ fn sequences(alphabet: usize, (min, max): (usize, usize)) -> Vec<Vec<usize>> {
     out
 }
 
+/// Scenarios left after symmetry, each with the index of its regime.
+pub type Enumerated<Op> = Vec<(usize, Scenario<Op>)>;
+
 /// The scope's scenarios: (how many it holds, those left after symmetry,
 /// each with the index of its regime).
-pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, Vec<(usize, Scenario<P::Op>)>) {
+pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, Enumerated<P::Op>) {
     assert!(
         scope.lengths.0 >= 1 && scope.lengths.0 <= scope.lengths.1,
         "{}: a thread calls at least one operation",
