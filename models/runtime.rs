@@ -527,7 +527,9 @@ fn notify_recorded(idle: &Idle, rec: &ThreadRecorder<ispec::Workers>) -> Option<
 /// The idle counters as generated scenarios see them (`specs/idle.rs`):
 /// each scenario thread is a worker (thread `t`, worker `t - 1`) that
 /// starts and stops searching, parks, and pushes (then wakes the worker
-/// `worker_to_notify` names); the main thread's parts only push. A
+/// `worker_to_notify` names); the main thread's parts only push, except in
+/// a scope's prefix, where it also acts for workers, including workers
+/// beyond the threads (asleep with no thread of their own). A
 /// parked worker sleeps until a push wakes it (a token per wake: the
 /// parker's permit), and counts as searching then; one that nobody wakes
 /// sleeps to the end. An operation its worker's stage does not allow
@@ -575,7 +577,17 @@ impl Subject for IdleSubject {
     }
 
     fn setup(scenario: &Scenario<IdleOp>) -> (ispec::Workers, Worker) {
-        let workers = scenario.threads.len();
+        // One worker per thread, and any worker beyond them that the
+        // prefix acts for (a sleeper with no thread of its own: what two
+        // racing pushes may wake).
+        let workers = scenario
+            .init
+            .iter()
+            .filter_map(|op| match op {
+                IdleOp::SearchAs(w) | IdleOp::StopSearchingAs(w) | IdleOp::ParkAs(w) => Some(w + 1),
+                _ => None,
+            })
+            .fold(scenario.threads.len(), usize::max);
         let main = Worker {
             idle: std::sync::Arc::new(Idle::new(workers)),
             me: usize::MAX,
@@ -780,12 +792,17 @@ fn idle_complete_scenarios() {
 /// check); one asleep (a push wakes it); one asleep and the other
 /// searching (the searcher's stop or park is the last searcher's, with a
 /// sleeper to wake); both asleep (a push wakes the newest, whose thread
-/// starts by waiting for it); and a sleeper woken by a push (counted as
-/// searching before its thread runs). One operation per thread is what
-/// the races need once a regime is set up: a push racing a park (R-7), a
-/// stop racing a park with a hand-off owed (issue 48), two looks racing
-/// (R-8's cap on contention); two operations per thread are the
-/// nightly's scope.
+/// starts by waiting for it); a sleeper woken by a push (counted as
+/// searching before its thread runs); and two other workers asleep
+/// (workers 2 and 3, with no thread of their own: two racing pushes must
+/// wake one of them, not both, since the first woken counts as searching;
+/// with only the threads' workers asleep a sleeper's thread waits for its
+/// wake before it acts, so no two pushes could race over two sleepers).
+/// One operation per thread is what the races need once a regime is set
+/// up: a push racing a park (R-7), a stop racing a park with a hand-off
+/// owed (issue 48), two looks racing (R-8's cap on contention), two pushes
+/// racing over two sleepers (R-8's "the next push does not wake
+/// another"); two operations per thread are the nightly's scope.
 fn idle_scope(lengths: (usize, usize)) -> scope::Scope<IdleSubject> {
     use ispec::Stage;
     use IdleOp::*;
@@ -840,15 +857,20 @@ fn idle_scope(lengths: (usize, usize)) -> scope::Scope<IdleSubject> {
                     && stages(w)[0] == Stage::Searching
                     && w.idle.num_searching() == 1
             }),
+            regime("two_others_asleep", vec![ParkAs(2), ParkAs(3)], |w| {
+                w.idle.sleepers() == [2, 3]
+                    && w.idle.num_unparked() == 2
+                    && w.idle.num_searching() == 0
+            }),
         ],
     }
 }
 
 /// Every scenario of the idle counters' scope (`idle_scope`: two workers,
-/// one operation each, from seven regimes of the idle word), complete under
+/// one operation each, from eight regimes of the idle word), complete under
 /// loom in both passes; every history checked against `specs/idle.rs`.
 ///
-/// Scope: idle-2x1 (two workers, one operation each of 4, from 7 regimes; 112 scenarios)
+/// Scope: idle-2x1 (two workers, one operation each of 4, from 8 regimes; 128 scenarios)
 ///
 /// Checks: R-7, R-8.
 #[test]
@@ -859,7 +881,7 @@ fn idle_scope_complete() {
 /// The nightly's scope of the idle counters: as `idle_scope_complete`, two
 /// operations per worker.
 ///
-/// Scope: idle-2x2 (two workers, one or two operations each of 4, from 7 regimes; 2,800 scenarios)
+/// Scope: idle-2x2 (two workers, one or two operations each of 4, from 8 regimes; 3,200 scenarios)
 ///
 /// Checks: R-7, R-8.
 #[test]
