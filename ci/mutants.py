@@ -313,9 +313,18 @@ def run_one(mutant, slot, budget, scratch, tier):
         apply_mutant(workdir, mutant)
     except subprocess.CalledProcessError:
         return {"result": "patch-does-not-apply", "by": [], "secs": 0}
-    build = subprocess.run(["cargo", "test", "--release", "--no-run", "--quiet",
-                            "--test", "models"],
-                           cwd=workdir, env=env, capture_output=True, text=True)
+    def build():
+        return subprocess.run(["cargo", "test", "--release", "--no-run", "--quiet",
+                               "--test", "models"],
+                              cwd=workdir, env=env, capture_output=True, text=True)
+    built = build()
+    if built.returncode != 0:
+        # rustc's incremental cache can go stale across mutants (seen: the
+        # linker's "undefined hidden symbol"); a build that fails is tried
+        # once more from a clean cache before it counts as the mutant's.
+        shutil.rmtree(scratch / f"target{slot}" / "release" / "incremental", ignore_errors=True)
+        built = build()
+    build = built
     if build.returncode != 0:
         return {"result": "build-error", "by": [], "secs": round(time.time() - start, 1),
                 "detail": build.stderr[-2000:]}

@@ -1144,6 +1144,7 @@ fn queue_scope(lengths: (usize, usize)) -> scope::Scope<ScopeQueues> {
         lengths,
         post: drain,
         ordered_threads: true,
+        contract: scope::any_operations,
         regimes: vec![
             scope::Regime {
                 name: "empty_at_the_wrap",

@@ -831,6 +831,7 @@ fn idle_scope(lengths: (usize, usize)) -> scope::Scope<IdleSubject> {
         lengths,
         post: vec![Push],
         ordered_threads: true,
+        contract: scope::any_operations,
         regimes: vec![
             regime("all_running", vec![], |w| {
                 w.idle.num_unparked() == 2 && w.idle.num_searching() == 0 && !w.idle.handoff_owed()

@@ -383,6 +383,21 @@ impl Notify {
         bits_of(self.state.load(Relaxed)) == NOTIFIED
     }
 
+    /// The state word, as models name its situations: `"empty"`,
+    /// `"waiting"` or `"notified"`, and the generation. A diagnostic for
+    /// a scope's regimes: it synchronises with nothing.
+    #[doc(hidden)]
+    pub fn internals(&self) -> (&'static str, usize) {
+        // Relaxed: a snapshot; nothing is read on its basis.
+        let state = self.state.load(Relaxed);
+        let bits = match bits_of(state) {
+            EMPTY => "empty",
+            WAITING => "waiting",
+            _ => "notified",
+        };
+        (bits, generation_of(state))
+    }
+
     /// Wakes the oldest registered waiter, or stores the permit if nobody
     /// waits (at most one permit is stored).
     #[inline]
@@ -975,6 +990,27 @@ macro_rules! waiting_future {
             /// whether it is already notified; if so every poll is ready.
             pub fn enable(self: Pin<&mut Self>) -> bool {
                 self.pinned().poll(None).is_ready()
+            }
+
+            /// The future's stage (`"init"`, `"waiting"` or `"done"`), the
+            /// notification it was chosen for (`"none"`, `"fifo"`, `"lifo"`,
+            /// `"all"`) and the generation it was created in. A diagnostic
+            /// for a scope's regimes: it synchronises with nothing.
+            #[doc(hidden)]
+            pub fn internals(&self) -> (&'static str, &'static str, usize) {
+                let stage = match self.wait.stage {
+                    Stage::Init => "init",
+                    Stage::Waiting => "waiting",
+                    Stage::Done => "done",
+                };
+                // Relaxed: a snapshot; nothing is read on its basis.
+                let notification = match self.wait.waiter.notification.load(Relaxed) {
+                    NOT_NOTIFIED => "none",
+                    ONE_FIFO => "fifo",
+                    ONE_LIFO => "lifo",
+                    _ => "all",
+                };
+                (stage, notification, self.wait.generation)
             }
 
             #[inline]

@@ -64,6 +64,16 @@ pub struct Scope<P: Subject> {
     /// Threads with equal alphabets are not interchangeable (a thread's
     /// index means something to the subject beyond its operations).
     pub ordered_threads: bool,
+    /// Whether the component's contract allows the threads' operations
+    /// (for example: a parker's owner parks at most as often as permits
+    /// can be given). Scenarios it refuses are not in the scope; the result
+    /// line says how many were left out.
+    pub contract: fn(&[Vec<P::Op>]) -> bool,
+}
+
+/// A [`Scope::contract`] that allows every scenario.
+pub fn any_operations<Op>(_: &[Vec<Op>]) -> bool {
+    true
 }
 
 impl<P: Subject> Scope<P> {
@@ -101,9 +111,9 @@ fn sequences(alphabet: usize, (min, max): (usize, usize)) -> Vec<Vec<usize>> {
 /// Scenarios left after symmetry, each with the index of its regime.
 pub type Enumerated<Op> = Vec<(usize, Scenario<Op>)>;
 
-/// The scope's scenarios: (how many it holds, those left after symmetry,
-/// each with the index of its regime).
-pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, Enumerated<P::Op>) {
+/// The scope's scenarios: (how many it holds, how many the contract left
+/// out, those left after symmetry, each with the index of its regime).
+pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::Op>) {
     assert!(
         scope.lengths.0 >= 1 && scope.lengths.0 <= scope.lengths.1,
         "{}: a thread calls at least one operation",
@@ -115,12 +125,12 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, Enumerated<P::Op>) {
         .map(|alphabet| sequences(alphabet.len(), scope.lengths))
         .collect();
     let mut held = 0;
+    let mut refused = 0;
     let mut seen = HashSet::new();
     let mut left = Vec::new();
     for (r, regime) in scope.regimes.iter().enumerate() {
         let mut choice = vec![0usize; per_thread.len()];
         'all: loop {
-            held += 1;
             let threads: Vec<Vec<P::Op>> = choice
                 .iter()
                 .enumerate()
@@ -131,15 +141,20 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, Enumerated<P::Op>) {
                         .collect()
                 })
                 .collect();
-            let scenario = Scenario {
-                init: regime.prefix.clone(),
-                threads,
-                post: scope.post.clone(),
-                handoffs: vec![],
-            };
-            let (key, scenario) = canonical::<P>(scope, scenario, &choice);
-            if seen.insert((r, key)) {
-                left.push((r, scenario));
+            if (scope.contract)(&threads) {
+                held += 1;
+                let scenario = Scenario {
+                    init: regime.prefix.clone(),
+                    threads,
+                    post: scope.post.clone(),
+                    handoffs: vec![],
+                };
+                let (key, scenario) = canonical::<P>(scope, scenario, &choice);
+                if seen.insert((r, key)) {
+                    left.push((r, scenario));
+                }
+            } else {
+                refused += 1;
             }
             // The next choice, the last thread fastest.
             for t in (0..choice.len()).rev() {
@@ -152,7 +167,7 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, Enumerated<P::Op>) {
             break;
         }
     }
-    (held, left)
+    (held, refused, left)
 }
 
 /// The scenario's class under the scope's symmetries: the operation lists
@@ -201,7 +216,7 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
     }
     let name = model.name().to_string();
     let start = Instant::now();
-    let (held, left) = enumerate(&scope);
+    let (held, refused, left) = enumerate(&scope);
     let distinct = left.len();
     let chosen: Vec<&(usize, Scenario<P::Op>)> = if cfg!(loom) {
         left.iter().collect()
@@ -256,7 +271,7 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
         .map(|(regime, n)| (regime.name, n.load(SeqCst)))
         .collect();
     let shape = format!(
-        "scope={} threads={} ops_per_thread={}..={} alphabet={} regimes={} in_scope={held} after_symmetry={distinct}{}",
+        "scope={} threads={} ops_per_thread={}..={} alphabet={} regimes={} in_scope={held}{} after_symmetry={distinct}{}",
         scope.name,
         scope.threads.len(),
         scope.lengths.0,
@@ -268,6 +283,11 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
             .collect::<Vec<_>>()
             .join("+"),
         scope.regimes.len(),
+        if refused > 0 {
+            format!(" outside_contract={refused}")
+        } else {
+            String::new()
+        },
         if cfg!(loom) {
             String::new()
         } else {

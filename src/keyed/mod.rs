@@ -7,7 +7,7 @@
 //! processed one message at a time and in the order it was sent. It comes
 //! in two flavours with one [`Message`] type: [`sync_channel`] (blocking
 //! threads) and [`channel`] (async tasks, which wait on
-//! [`Notify`]).
+//! [`Notify`](crate::notify::Notify)).
 //!
 //! ```
 //! # if modelsync::sync::BACKEND != "std" { return; }
