@@ -12,6 +12,7 @@ use std::task::Context;
 
 use crate::harness::recorder::{Recorder, ThreadRecorder};
 use crate::harness::scenario::{self, Scenario, Small, Subject, Waiter};
+use crate::harness::scope;
 use crate::harness::{counting_waker, model, Flag, Handoff, Ledger, Model, Reach, Tracked};
 use crate::specs::keyed as kspec;
 use modelsync::keyed::error::{RecvError, SendError, TryRecvError, TrySendError};
@@ -1842,6 +1843,10 @@ impl Subject for ReleaseStackSubject {
         format!("StackOp::{op:?}")
     }
 
+    fn canonical(scenario: Scenario<StackOp>) -> Scenario<StackOp> {
+        number_pushes_and_close_once(scenario)
+    }
+
     fn scenarios() -> BoxedStrategy<Scenario<StackOp>> {
         use proptest::prelude::*;
         let taker = prop_oneof![
@@ -1909,11 +1914,15 @@ fn release_stack_generated_scenarios() {
 /// of it, both passes, with no preemption bound (the run fails otherwise);
 /// every history checked against `specs/release_stack.rs`.
 ///
+/// Nightly: the main job's complete run is `keyed::release_stack_scope_complete`, every
+/// scenario of a stated scope; these drawn scenarios complement it (their
+/// initial and final parts drawn, where the scope fixes them).
+///
 /// Checks: K-3, K-4, K-9.
 #[test]
 fn release_stack_complete_scenarios() {
     scenario::generated_complete::<ReleaseStackSubject>(
-        model!(),
+        model!().nightly(),
         Small {
             scenarios: 16,
             threads: 2,
@@ -1980,6 +1989,107 @@ fn release_stack_push_racing_announcement_and_close() {
             ledger.assert_all_dropped_once();
             history.check();
         });
+}
+
+/// The release stack's scope: the taker's thread calls one operation of
+/// its alphabet (announce, take all, close, push: every operation of the
+/// stack, the taker being a pusher too; one or two in the nightly's
+/// scope), a pusher's thread pushes (once, or once or twice); from each
+/// regime of the head; then the
+/// taker closes, taking what is left (a push after it is refused and
+/// dropped by its pusher). The contract: the taker closes at most once
+/// and only pushes after that.
+///
+/// The regimes are the head's four situations (`src/keyed/intake.rs`)
+/// and how each is reached: empty (fresh); holding envelopes (two pushed,
+/// so a take reverses a chain); announced (the taker waits: the next
+/// push replaces the mark and wakes it); an announcement replaced (a push
+/// woke the taker, which has not taken yet); empty again after a take
+/// (the chain handed over); closed (every push refused). One operation
+/// per thread is what the races need once a regime is set up: a push
+/// racing the announcement (K-3), a push racing the take of a chain
+/// (order kept, K-4) or the close (K-9); the nightly's two operations add
+/// the taker's take or close right after its announcement, and two
+/// pushes racing it.
+fn release_stack_scope(lengths: (usize, usize)) -> scope::Scope<ReleaseStackSubject> {
+    use StackOp::*;
+    fn closes_once_then_pushes(threads: &[Vec<StackOp>]) -> bool {
+        let taker = &threads[0];
+        match taker.iter().position(|op| *op == Close) {
+            Some(at) => taker[at + 1..].iter().all(|op| matches!(op, Push(_))),
+            None => true,
+        }
+    }
+    fn regime(
+        name: &'static str,
+        prefix: Vec<StackOp>,
+        reached: fn(&std::sync::Arc<ReleaseStack<Tracked>>) -> bool,
+    ) -> scope::Regime<ReleaseStackSubject> {
+        scope::Regime {
+            name,
+            prefix,
+            reached,
+        }
+    }
+    scope::Scope {
+        name: if lengths.1 == 1 {
+            "release-stack-2x1"
+        } else {
+            "release-stack-2x2"
+        },
+        threads: vec![
+            vec![AnnounceWaiting, TakeAll, Close, Push(0)],
+            vec![Push(0)],
+        ],
+        lengths,
+        post: vec![Close],
+        ordered_threads: true,
+        contract: closes_once_then_pushes,
+        regimes: vec![
+            regime("empty", vec![], |s| s.internals() == "empty"),
+            regime("holding_two", vec![Push(0), Push(0)], |s| {
+                s.internals() == "holding"
+            }),
+            regime("announced", vec![AnnounceWaiting], |s| {
+                s.internals() == "announced"
+            }),
+            regime(
+                "announcement_replaced",
+                vec![AnnounceWaiting, Push(0)],
+                |s| s.internals() == "holding",
+            ),
+            regime("empty_after_a_take", vec![Push(0), TakeAll], |s| {
+                s.internals() == "empty"
+            }),
+            regime("closed", vec![Close], |s| s.internals() == "closed"),
+        ],
+    }
+}
+
+/// Every scenario of the release stack's scope (`release_stack_scope`:
+/// the taker with one operation, a pusher with one push, from six regimes
+/// of the head), complete under loom in both passes; every history
+/// checked against `specs/release_stack.rs`, every item dropped once and
+/// delivered at most once.
+///
+/// Scope: release-stack-2x1 (the taker with one operation of 4, a pusher with one push, from 6 regimes)
+///
+/// Checks: K-3, K-4, K-9.
+#[test]
+fn release_stack_scope_complete() {
+    scope::every_scenario(model!(), release_stack_scope((1, 1)));
+}
+
+/// The nightly's scope of the release stack: as
+/// `release_stack_scope_complete`, one or two operations per thread (the
+/// taker closing at most once, and only pushing after it).
+///
+/// Scope: release-stack-2x2 (the taker with one or two operations of 4, closing at most once and then only pushing, a pusher with one or two pushes, from 6 regimes; 174 scenarios)
+///
+/// Checks: K-3, K-4, K-9.
+#[test]
+fn release_stack_scope_two_ops_complete() {
+    scope::every_scenario(model!().nightly(), release_stack_scope((1, 2)));
 }
 
 // ---------------------------------------------------------------------

@@ -18,6 +18,7 @@ use std::task::{Context, Poll};
 
 use crate::harness::recorder::{Recorder, ThreadRecorder};
 use crate::harness::scenario::{self, Scenario, Small, Subject, Waiter};
+use crate::harness::scope;
 use crate::harness::{counting_waker, model, Flag, Handoff, Ledger, Reach, Tracked};
 use crate::specs::oneshot as spec;
 use modelsync::oneshot::{self, error::TryRecvError};
@@ -922,11 +923,15 @@ fn generated_scenarios() {
 /// history checked against `specs/oneshot.rs`, every item dropped once.
 /// Dense enough to draw a waker change racing the event it waits for.
 ///
+/// Nightly: the main job's complete run is `oneshot::scope_complete`, every
+/// scenario of a stated scope; these drawn scenarios complement it (their
+/// initial and final parts drawn, where the scope fixes them).
+///
 /// Checks: O-2, O-3, O-4, O-6, O-7.
 #[test]
 fn complete_scenarios() {
     scenario::generated_complete::<OneshotChannel>(
-        model!(),
+        model!().nightly(),
         Small {
             scenarios: 64,
             threads: 2,
@@ -1033,4 +1038,125 @@ fn real_time_pass_orders_by_the_clock() {
         "",
         "",
     );
+}
+
+/// The oneshot channel's scope: the sender's thread calls one operation of
+/// its alphabet (send, drop, `is_closed`, a poll of `closed()` with its own
+/// or another task's waker, `closed().await`), the receiver's thread one
+/// of its (`try_recv`, a poll with either waker, an await, `close`, drop,
+/// `is_empty`, `is_terminated`): every operation of both ends, a poll
+/// being the non-blocking view of an await. From each regime of the state
+/// word and its two waker slots; then the main thread asks `is_closed`
+/// and `is_empty` and tries to receive, so that a value sent and never
+/// received, or a close never seen, shows.
+///
+/// The regimes are the combinations of the state word's bits that
+/// `src/oneshot.rs` reaches, each with the slots they publish: nothing
+/// set; the receiver's waker stored (another task's: the receiver's poll
+/// or await is a waker change, O-4); the sender's waker stored; both; a
+/// value sent (complete); a value sent to a waiting receiver (complete,
+/// its waker woken); closed by the receiver; closed with the sender's
+/// waker stored (woken by the close); the sender dropped without sending
+/// (complete, no value); a value sent and then the channel closed (the
+/// value can still be received); and the receiver dropped. A regime
+/// with the receiver terminated (its value taken) leaves the receiver's
+/// thread nothing to call, so it is the dropped receiver's. One operation
+/// per thread is what the races need once a regime is set up: a send or
+/// the sender's drop racing every receiver operation, a close or the
+/// receiver's drop racing every sender operation, each with the other's
+/// waker stored or not.
+fn oneshot_scope() -> scope::Scope<OneshotChannel> {
+    use spec::Op::*;
+    fn regime(
+        name: &'static str,
+        prefix: Vec<spec::Op>,
+        reached: fn(&Ends) -> bool,
+    ) -> scope::Regime<OneshotChannel> {
+        scope::Regime {
+            name,
+            prefix,
+            reached,
+        }
+    }
+    fn bits(e: &Ends) -> Option<Vec<&'static str>> {
+        e.rx.as_ref().and_then(|rx| rx.internals())
+    }
+    scope::Scope {
+        name: "oneshot-2x1",
+        threads: vec![
+            vec![
+                Send(0),
+                DropSender,
+                IsClosed,
+                PollClosed(0),
+                PollClosed(1),
+                Closed,
+            ],
+            vec![
+                TryRecv,
+                PollRecv(0),
+                PollRecv(1),
+                Recv,
+                Close,
+                DropReceiver,
+                IsEmpty,
+                IsTerminated,
+            ],
+        ],
+        lengths: (1, 1),
+        post: vec![IsClosed, IsEmpty, TryRecv],
+        ordered_threads: true,
+        contract: scope::any_operations,
+        regimes: vec![
+            regime("nothing_set", vec![], |e| bits(e) == Some(vec![])),
+            regime("receiver_waker_stored", vec![PollRecv(1)], |e| {
+                bits(e) == Some(vec!["rx_waker"])
+            }),
+            regime("sender_waker_stored", vec![PollClosed(1)], |e| {
+                bits(e) == Some(vec!["tx_waker"])
+            }),
+            regime(
+                "both_wakers_stored",
+                vec![PollRecv(1), PollClosed(1)],
+                |e| bits(e) == Some(vec!["rx_waker", "tx_waker"]),
+            ),
+            regime("value_sent", vec![Send(0)], |e| {
+                bits(e) == Some(vec!["complete"]) && !e.rx.as_ref().unwrap().is_empty()
+            }),
+            regime(
+                "value_sent_to_a_waiting_receiver",
+                vec![PollRecv(1), Send(0)],
+                |e| bits(e) == Some(vec!["complete", "rx_waker"]),
+            ),
+            regime("closed", vec![Close], |e| bits(e) == Some(vec!["closed"])),
+            regime(
+                "closed_with_the_sender_waker_stored",
+                vec![PollClosed(1), Close],
+                |e| bits(e) == Some(vec!["closed", "tx_waker"]),
+            ),
+            regime("sender_dropped", vec![DropSender], |e| {
+                bits(e) == Some(vec!["complete"]) && e.rx.as_ref().unwrap().is_empty()
+            }),
+            regime("value_sent_then_closed", vec![Send(0), Close], |e| {
+                bits(e) == Some(vec!["complete", "closed"])
+            }),
+            regime("receiver_dropped", vec![DropReceiver], |e| {
+                e.rx.is_none() && e.tx.as_ref().is_some_and(|tx| tx.is_closed())
+            }),
+        ],
+    }
+}
+
+/// Every scenario of the oneshot channel's scope (`oneshot_scope`: the
+/// sender's thread and the receiver's, one operation each, from eleven
+/// regimes of the state word and its waker slots), complete under loom in
+/// both passes; every history checked against `specs/oneshot.rs`, every
+/// item dropped once.
+///
+/// Scope: oneshot-2x1 (the sender's thread with one operation of 6, the receiver's with one of 8, from 11 regimes; 528 scenarios)
+///
+/// Checks: O-2, O-3, O-4, O-6, O-7.
+#[test]
+fn scope_complete() {
+    scope::every_scenario(model!(), oneshot_scope());
 }

@@ -5,6 +5,7 @@
 
 use crate::harness::recorder::{Recorder, ThreadRecorder};
 use crate::harness::scenario::{self, Scenario, Small, Subject, Waiter};
+use crate::harness::scope;
 use crate::harness::{model, Flag, Handoff, Ledger, Reach};
 use crate::specs::park as spec;
 use modelsync::park::Parker;
@@ -310,11 +311,15 @@ fn generated_scenarios() {
 /// with no preemption bound (the run fails otherwise); every history
 /// checked against `specs/park.rs`.
 ///
+/// Nightly: the main job's complete run is `park::scope_complete`, every
+/// scenario of a stated scope; these drawn scenarios complement it (their
+/// initial and final parts drawn, where the scope fixes them).
+///
 /// Checks: P-1, P-2, P-3.
 #[test]
 fn complete_scenarios() {
     scenario::generated_complete::<ParkSubject>(
-        model!(),
+        model!().nightly(),
         Small {
             scenarios: 16,
             threads: 2,
@@ -341,4 +346,73 @@ fn permit_found_under_the_lock_is_consumed() {
         handoffs: vec![],
     };
     scenario::scenario_model::<ParkSubject>(model!(), scenario);
+}
+
+/// The parker's scope: the owner's thread calls one or two operations of
+/// its alphabet (`park`, `park_timeout`, the permit query, and an unpark
+/// of itself: every operation of `Parker`), another thread unparks once or
+/// twice (the `Unparker`'s one operation); from each regime of the state
+/// word. The contract allows the owner at most one park here: permits do
+/// not add up (P-2), so a second park could outlast every unpark and block
+/// for good, which is the caller's error, not the parker's.
+///
+/// The regimes are the states `src/park.rs` leaves between calls: no
+/// permit (`EMPTY`); a permit stored (`NOTIFIED`); and a permit stored
+/// and consumed by a park (`EMPTY` again, through the lock-free path: the
+/// lock and condvar untouched). `PARKED` lasts only while the owner is
+/// inside `park`, which the concurrent part reaches from each of them.
+/// Two operations for the owner are what the races need: a park racing
+/// an unpark (found before the lock, under it, or after the sleep), then
+/// the permit query that shows whether the permit the park found was
+/// consumed (P-3), with one or two unparks racing both.
+fn park_scope() -> scope::Scope<ParkSubject> {
+    use spec::Op::*;
+    fn one_park_at_most(threads: &[Vec<spec::Op>]) -> bool {
+        threads[0]
+            .iter()
+            .filter(|op| matches!(op, Park | ParkTimeout))
+            .count()
+            <= 1
+    }
+    fn permit(h: &Handles) -> bool {
+        h.parker.as_ref().expect("the main thread's").has_permit()
+    }
+    scope::Scope {
+        name: "park-2x2",
+        threads: vec![vec![Park, ParkTimeout, HasPermit, Unpark], vec![Unpark]],
+        lengths: (1, 2),
+        post: vec![HasPermit],
+        ordered_threads: true,
+        contract: one_park_at_most,
+        regimes: vec![
+            scope::Regime {
+                name: "no_permit",
+                prefix: vec![],
+                reached: |h| !permit(h),
+            },
+            scope::Regime {
+                name: "permit_stored",
+                prefix: vec![Unpark],
+                reached: permit,
+            },
+            scope::Regime {
+                name: "permit_consumed",
+                prefix: vec![Unpark, Park],
+                reached: |h| !permit(h),
+            },
+        ],
+    }
+}
+
+/// Every scenario of the parker's scope (`park_scope`: the owner with one
+/// or two operations, at most one a park, and an unparking thread, from
+/// three regimes of the state word), complete under loom in both passes;
+/// every history checked against `specs/park.rs`.
+///
+/// Scope: park-2x2 (the owner with one or two operations of 4, at most one a park, and a thread unparking once or twice, from 3 regimes; 96 scenarios)
+///
+/// Checks: P-1, P-2, P-3.
+#[test]
+fn scope_complete() {
+    scope::every_scenario(model!(), park_scope());
 }

@@ -764,11 +764,15 @@ fn idle_generated_scenarios() {
 /// the run fails otherwise); every history checked against
 /// `specs/idle.rs`.
 ///
+/// Nightly: the main job's complete run is `runtime::idle_scope_complete`, every
+/// scenario of a stated scope; these drawn scenarios complement it (their
+/// initial and final parts drawn, where the scope fixes them).
+///
 /// Checks.
 #[test]
 fn idle_complete_scenarios() {
     scenario::generated_complete::<IdleSubject>(
-        model!(),
+        model!().nightly(),
         Small {
             scenarios: 64,
             threads: 2,
@@ -900,8 +904,9 @@ fn idle_scope_two_ops_complete() {
 /// alternating between the two shards), completes them (removes the
 /// oldest it listed, oldest first) and shuts the runtime down
 /// (`close_and_take_all`, recorded as one close per shard with the call's
-/// interval). A joined thread's listed entries go back to the main thread,
-/// whose final part may complete them. Nothing blocks.
+/// interval). Thread 1 takes over the entries the initial part listed; a
+/// joined thread's listed entries go back to the main thread, whose final
+/// part may complete them. Nothing blocks.
 struct LiveTasksSubject;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -1001,8 +1006,16 @@ impl Subject for LiveTasksSubject {
         Spawner {
             list: main.list.clone(),
             entries: main.entries.clone(),
-            next: 4 * thread,
-            listed: Default::default(),
+            // Thread 2 starts in the other shard (entry `i` is in shard
+            // `i % 2`), so that one spawn per thread reaches both.
+            next: 4 * thread + (thread + 1) % 2,
+            // Thread 1 completes what the initial part listed (a scope's
+            // regime: entries listed, to be removed racing a close).
+            listed: if thread == 1 {
+                std::mem::take(&mut main.listed)
+            } else {
+                Default::default()
+            },
         }
     }
 
@@ -1139,6 +1152,96 @@ fn live_tasks_complete_scenarios() {
             sizes: [1, 1, 1],
         },
     );
+}
+
+/// The live-task list's scope: two threads (three in the nightly's), each
+/// calling one operation
+/// (spawn: insert its next entry, thread 1's and 3's into shard 0, thread
+/// 2's into shard 1; complete: remove the oldest entry it listed, thread 1
+/// holding those the prefix listed; close: `close_and_take_all`), every
+/// operation of the list; from each regime of the shards; then the main
+/// thread completes what is left and closes.
+///
+/// The regimes are the shards' situations (`src/runtime/live.rs`: each
+/// shard's slots, its free list, its flag): every shard empty and open;
+/// each shard listing an entry (a close takes them, racing their removal:
+/// exactly one of the two gives the list's reference up); a slot freed
+/// and waiting for reuse (the next insert into that shard takes it);
+/// closed (every insert refused); and entries taken by a close (their
+/// removal answers false). One operation per thread is what the races
+/// need once a regime is set up: a close racing an insert or a removal
+/// (exactly one of them has the entry), two inserts or removals racing
+/// in one shard or two. A close racing inserts into both shards (one
+/// closed, the other not yet: the close is one step per shard) takes a
+/// third thread: the nightly's scope, and the main job's drawn
+/// three-thread scenarios (`live_tasks_complete_scenarios`); three
+/// threads cost 94 s on H4 for every scenario, two 2 s.
+fn live_tasks_scope(threads: usize) -> scope::Scope<LiveTasksSubject> {
+    use LiveOp::*;
+    fn regime(
+        name: &'static str,
+        prefix: Vec<LiveOp>,
+        reached: fn(&Spawner) -> bool,
+    ) -> scope::Regime<LiveTasksSubject> {
+        scope::Regime {
+            name,
+            prefix,
+            reached,
+        }
+    }
+    let alphabet = vec![Spawn, Complete, Close];
+    scope::Scope {
+        name: match threads {
+            2 => "live-tasks-2x1",
+            _ => "live-tasks-3x1",
+        },
+        threads: vec![alphabet; threads],
+        lengths: (1, 1),
+        post: vec![Complete, Complete, Close],
+        ordered_threads: true,
+        contract: scope::any_operations,
+        regimes: vec![
+            regime("empty", vec![], |s| {
+                s.list.internals() == [(0, 0, false); LIVE_SHARDS]
+            }),
+            regime("each_shard_listing", vec![Spawn, Spawn], |s| {
+                s.list.internals() == [(1, 0, false); LIVE_SHARDS]
+            }),
+            regime("slot_freed_for_reuse", vec![Spawn, Spawn, Complete], |s| {
+                s.list.internals() == [(0, 1, false), (1, 0, false)]
+            }),
+            regime("closed", vec![Close], |s| {
+                s.list.internals() == [(0, 0, true); LIVE_SHARDS]
+            }),
+            regime("taken_by_a_close", vec![Spawn, Spawn, Close], |s| {
+                s.list.internals() == [(0, 0, true); LIVE_SHARDS] && s.listed.len() == 2
+            }),
+        ],
+    }
+}
+
+/// Every scenario of the live-task list's scope (`live_tasks_scope`: two
+/// threads, one operation each, from five regimes of the shards),
+/// complete under loom in both passes; every history checked against
+/// `specs/live_tasks.rs`.
+///
+/// Scope: live-tasks-2x1 (two threads, one operation each of 3, from 5 regimes; 45 scenarios)
+///
+/// Checks: R-11.
+#[test]
+fn live_tasks_scope_complete() {
+    scope::every_scenario(model!(), live_tasks_scope(2));
+}
+
+/// The nightly's scope of the live-task list: as
+/// `live_tasks_scope_complete`, three threads.
+///
+/// Scope: live-tasks-3x1 (three threads, one operation each of 3, from 5 regimes; 135 scenarios)
+///
+/// Checks: R-11.
+#[test]
+fn live_tasks_scope_three_threads_complete() {
+    scope::every_scenario(model!().nightly(), live_tasks_scope(3));
 }
 
 // ---------------------------------------------------------------------
@@ -2492,7 +2595,7 @@ impl Subject for TaskStateSubject {
         (tspec::TaskState::new(1), party)
     }
 
-    fn split(main: &mut Party, _: &Scenario<StateOp>, thread: usize) -> Party {
+    fn split(main: &mut Party, scenario: &Scenario<StateOp>, thread: usize) -> Party {
         let mut party = Party {
             state: main.state.clone(),
             queue: main.queue.clone(),
@@ -2500,9 +2603,24 @@ impl Subject for TaskStateSubject {
             handle: false,
             join_waker_set: false,
         };
-        match thread {
+        // Thread 1 is the worker, thread 2 holds the waker and thread 3
+        // the handle; a thread 2 that calls only the handle's operations
+        // holds the handle instead (a scope of the worker and the handle,
+        // or of the two without the worker, with two threads).
+        let handle_ops = |ops: &Vec<StateOp>| {
+            ops.iter()
+                .all(|op| matches!(op, StateOp::Abort | StateOp::JoinPoll | StateOp::DropHandle))
+        };
+        let role = match thread {
+            2 if handle_ops(&scenario.threads[1]) && scenario.threads.len() == 2 => 3,
+            t => t,
+        };
+        match role {
             2 => party.wakers = std::mem::take(&mut main.wakers),
-            3 => party.handle = std::mem::take(&mut main.handle),
+            3 => {
+                party.handle = std::mem::take(&mut main.handle);
+                party.join_waker_set = std::mem::take(&mut main.join_waker_set);
+            }
             _ => {}
         }
         party
@@ -2673,6 +2791,143 @@ fn task_state_complete_scenarios() {
             sizes: [2, 2, 2],
         },
     );
+}
+
+/// The task state word's scopes: two parties at a time, each calling one
+/// operation of its alphabet: the worker polls once (the future pending or
+/// ready), the waker's holder wakes by reference or by value, clones or
+/// drops it, the `JoinHandle` aborts, polls or drops: every transition a
+/// party starts. Two scopes, the worker with each other party (the pair
+/// is the threads; the third party's references stay with the main
+/// thread), from each regime of the word;
+/// then shutdown and the last references (`Cleanup`), which must leave
+/// the count at zero.
+///
+/// The regimes are the word's situations a party can find between
+/// transitions (`src/runtime/state.rs`): spawned (notified, queued);
+/// idle (polled, pending, nobody queued it); idle and notified again
+/// (queued by a wake); idle with the join waker stored; complete (the
+/// output waiting for the handle); complete with the join waker given
+/// back by the completer; aborted while idle (cancelled, queued for the
+/// cancel); an extra waker (a clone: one more reference); the handle
+/// dropped (no join interest: the completer drops the output). One
+/// operation per party, two parties, is what the races need once a
+/// regime is set up: a wake racing the poll's return to idle (R-2, no
+/// lost wake), the handle's waker stored or replaced racing the
+/// completion, an abort racing a poll or a wake, the last
+/// references dropped by different parties (R-1, freed once). The waker's
+/// holder and the handle without the worker are no scope: each of their
+/// operations is one read-modify-write of the word, so every execution is
+/// already a sequential order of them (the harness requires a
+/// linearization that reorders calls, and none can). All three parties at
+/// once cost more than ten minutes on H4 for every scenario (three
+/// threads); the drawn scenarios of three parties are the nightly's
+/// (`task_state_generated_scenarios`), and the main job's drawn ones of
+/// two (`task_state_complete_scenarios`).
+fn task_state_scope(pair: (usize, usize)) -> scope::Scope<TaskStateSubject> {
+    use StateOp::*;
+    fn regime(
+        name: &'static str,
+        prefix: Vec<StateOp>,
+        reached: fn(&Party) -> bool,
+    ) -> scope::Regime<TaskStateSubject> {
+        scope::Regime {
+            name,
+            prefix,
+            reached,
+        }
+    }
+    let pending = Poll { ready: false };
+    let ready = Poll { ready: true };
+    let alphabets = [
+        vec![pending.clone(), ready.clone()],
+        vec![WakeByRef, WakeByVal, CloneWaker, DropWaker],
+        vec![Abort, JoinPoll, DropHandle],
+    ];
+    scope::Scope {
+        name: match pair {
+            (1, 2) => "task-state-worker-waker",
+            _ => "task-state-worker-handle",
+        },
+        threads: vec![alphabets[pair.0 - 1].clone(), alphabets[pair.1 - 1].clone()],
+        lengths: (1, 1),
+        post: vec![Cleanup],
+        ordered_threads: true,
+        contract: scope::any_operations,
+        regimes: vec![
+            regime("spawned", vec![], |p| {
+                let w = p.state.load();
+                w.is_notified() && w.is_idle() && !w.has_join_waker() && p.wakers == 1
+            }),
+            regime("idle", vec![pending.clone()], |p| {
+                let w = p.state.load();
+                w.is_idle() && !w.is_notified() && !w.is_complete()
+            }),
+            regime(
+                "idle_notified_again",
+                vec![pending.clone(), WakeByRef],
+                |p| {
+                    let w = p.state.load();
+                    w.is_idle() && w.is_notified() && !w.is_cancelled()
+                },
+            ),
+            regime(
+                "idle_with_join_waker",
+                vec![pending.clone(), JoinPoll],
+                |p| {
+                    let w = p.state.load();
+                    w.is_idle() && w.has_join_waker()
+                },
+            ),
+            regime("complete", vec![ready.clone()], |p| {
+                let w = p.state.load();
+                w.is_complete() && w.is_join_interested() && !w.has_join_waker()
+            }),
+            regime(
+                "complete_join_waker_given_back",
+                vec![JoinPoll, ready.clone()],
+                |p| {
+                    let w = p.state.load();
+                    w.is_complete() && !w.has_join_waker() && p.join_waker_set
+                },
+            ),
+            regime("aborted_while_idle", vec![pending.clone(), Abort], |p| {
+                let w = p.state.load();
+                w.is_cancelled() && w.is_notified() && w.is_idle()
+            }),
+            regime("extra_waker", vec![CloneWaker], |p| {
+                p.state.load().ref_count() == 5 && p.wakers == 2
+            }),
+            regime("handle_dropped", vec![DropHandle], |p| {
+                let w = p.state.load();
+                !w.is_join_interested() && !p.handle
+            }),
+        ],
+    }
+}
+
+/// Every scenario of the task state word's scope for the worker and the
+/// waker's holder (`task_state_scope`: one operation each, from nine
+/// regimes of the word), complete under loom in both passes; every
+/// transition's history checked against `specs/task_state.rs`.
+///
+/// Scope: task-state-worker-waker (the worker with one operation of 2, the waker's holder with one of 4, from 9 regimes; 72 scenarios)
+///
+/// Checks.
+#[test]
+fn task_state_scope_worker_and_waker_complete() {
+    scope::every_scenario(model!(), task_state_scope((1, 2)));
+}
+
+/// As `task_state_scope_worker_and_waker_complete`, for the worker and
+/// the `JoinHandle`.
+///
+/// Scope: task-state-worker-handle (the worker with one operation of 2, the handle with one of 3, from 9 regimes; 54 scenarios)
+///
+/// Checks.
+#[test]
+fn task_state_scope_worker_and_handle_complete() {
+    scope::every_scenario(model!(), task_state_scope((1, 3)));
 }
 
 /// The join-waker hand-off, a component of its own on the task state

@@ -18,9 +18,11 @@
 //! the notification on, by the same strategy, to the next waiter or into
 //! the permit (N-4).
 //!
-//! Deterministic: one outcome per operation. No operation blocks: a wait is
-//! a sequence of polls, each an operation whose return (ready or not) the
-//! specification decides.
+//! Deterministic: one outcome per operation. Only `Await` blocks (a
+//! wait given up is checked with it: the specification must have it wait
+//! then, or a wake-up was lost); otherwise a wait is a sequence of polls,
+//! each an operation whose return (ready or not) the specification
+//! decides.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -72,6 +74,12 @@ pub enum Op {
     Enable(u64),
     /// A poll with waker `waker`: ready or not.
     Poll(u64, usize),
+    /// The future polled with waker `waker` until ready: an `.await`.
+    /// Ready at once if a poll now would be; otherwise it waits (no
+    /// outcome). Models record it only to give a wait up (the harness's
+    /// give-up check): a wait given up where this would be ready lost a
+    /// wake-up.
+    Await(u64, usize),
     /// The future dropped.
     Drop(u64),
     NotifyOne,
@@ -190,6 +198,12 @@ impl Spec for Notify {
             }
             Op::Enable(id) => Ret::Ready(next.poll(id, None)),
             Op::Poll(id, waker) => Ret::Ready(next.poll(id, Some(waker))),
+            Op::Await(id, waker) => {
+                if !next.poll(id, Some(waker)) {
+                    return vec![];
+                }
+                Ret::Ready(true)
+            }
             Op::Drop(id) => {
                 next.drop_future(id);
                 Ret::Unit

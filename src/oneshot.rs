@@ -422,6 +422,30 @@ impl<T> Receiver<T> {
         inner.value.with(|value| unsafe { (*value).is_none() })
     }
 
+    /// The state word's bits set, as models name them (`"complete"`,
+    /// `"closed"`, `"rx_waker"`, `"tx_waker"`), or `None` once the
+    /// receiver terminated. A diagnostic for a scope's regimes: it
+    /// synchronises with nothing.
+    #[doc(hidden)]
+    pub fn internals(&self) -> Option<Vec<&'static str>> {
+        let inner = self.inner.as_ref()?;
+        // Relaxed: a snapshot; nothing is read on its basis.
+        let state = inner.state.load(Relaxed);
+        let names = [
+            (COMPLETE, "complete"),
+            (CLOSED, "closed"),
+            (RX_WAKER, "rx_waker"),
+            (TX_WAKER, "tx_waker"),
+        ];
+        Some(
+            names
+                .iter()
+                .filter(|(bit, _)| is_set(state, *bit))
+                .map(|(_, name)| *name)
+                .collect(),
+        )
+    }
+
     /// Closes the channel: a later `send` fails and gives its value back. A
     /// value sent before the close can still be received.
     pub fn close(&mut self) {

@@ -382,6 +382,25 @@ impl<V> ReleaseStack<V> {
             .collect()
     }
 
+    /// The head's situation, as models name it: `"empty"`, `"announced"`
+    /// (the taker waits), `"closed"` or `"holding"` (envelopes pushed and
+    /// not taken). A diagnostic for a scope's regimes: it synchronises
+    /// with nothing.
+    #[doc(hidden)]
+    pub fn internals(&self) -> &'static str {
+        // Relaxed: a snapshot; nothing is read on its basis.
+        let head = self.stack.head.load(Relaxed);
+        if head.is_null() {
+            "empty"
+        } else if head == waiting() {
+            "announced"
+        } else if head == self.stack.closed() {
+            "closed"
+        } else {
+            "holding"
+        }
+    }
+
     /// The taker's, once: everything pushed so far, and every later push
     /// refused.
     pub fn close(&self) -> Vec<V> {

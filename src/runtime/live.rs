@@ -132,6 +132,22 @@ impl<T: Listed> LiveTasks<T> {
         }
         tasks
     }
+
+    /// Each shard's situation, as models name it: (tasks listed, free
+    /// slots waiting for reuse, closed). A diagnostic for a scope's
+    /// regimes: it takes each shard's lock in turn, so it is one shard's
+    /// snapshot at a time.
+    #[doc(hidden)]
+    pub fn internals(&self) -> Vec<(usize, usize, bool)> {
+        self.shards
+            .iter()
+            .map(|shard| {
+                let shard = shard.lock();
+                let listed = shard.slots.iter().filter(|slot| slot.is_some()).count();
+                (listed, shard.free.len(), shard.closed)
+            })
+            .collect()
+    }
 }
 
 /// Stand-ins for tasks, for the list's own models and property tests:
