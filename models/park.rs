@@ -311,15 +311,14 @@ fn generated_scenarios() {
 /// with no preemption bound (the run fails otherwise); every history
 /// checked against `specs/park.rs`.
 ///
-/// Nightly: the main job's complete run is `park::scope_complete`, every
-/// scenario of a stated scope; these drawn scenarios complement it (their
-/// initial and final parts drawn, where the scope fixes them).
+/// Beside `park::scope_complete` (every scenario of a stated scope), these
+/// drawn scenarios vary the initial and final parts the scope fixes.
 ///
 /// Checks: P-1, P-2, P-3.
 #[test]
 fn complete_scenarios() {
     scenario::generated_complete::<ParkSubject>(
-        model!().nightly(),
+        model!(),
         Small {
             scenarios: 16,
             threads: 2,

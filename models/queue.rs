@@ -1059,16 +1059,15 @@ fn generated_scenarios() {
 /// with no preemption bound (the run fails otherwise); every history
 /// checked against `specs/queue.rs`.
 ///
-/// Nightly: the main job's complete run is `queue::scope_complete`, every
-/// scenario of a stated scope; these drawn scenarios complement it (their
-/// initial and final parts drawn, where the scope fixes them).
+/// Beside `queue::scope_complete` (every scenario of a stated scope), these
+/// drawn scenarios vary the initial and final parts the scope fixes.
 ///
 /// Checks, Q-8 (weaker: rings of capacity 2, so every
 /// steal takes one item), Q-9, Q-11.
 #[test]
 fn complete_scenarios() {
     scenario::generated_complete::<QueueSubject>(
-        model!().nightly(),
+        model!(),
         Small {
             scenarios: 16,
             threads: 2,

@@ -18,6 +18,15 @@
 //! the notification on, by the same strategy, to the next waiter or into
 //! the permit (N-4).
 //!
+//! Order: happens-before, not real time, as tokio's (whose `notified()`
+//! reads the generation with a load too). A `Notified` records the
+//! generation with a load when it is created, so one created after a
+//! `notify_waiters` returned on another thread by the clock, with nothing
+//! ordering the two, may still be completed by it; one created after the
+//! call happens-before it never is (N-3). The weak-memory pass checks
+//! histories in happens-before order, the real-time pass (every access a
+//! read-modify-write) in real time (L-5).
+//!
 //! Deterministic: one outcome per operation. Only `Await` blocks (a
 //! wait given up is checked with it: the specification must have it wait
 //! then, or a wake-up was lost); otherwise a wait is a sequence of polls,

@@ -14,6 +14,17 @@
 //! closed; `Closed` (the sender's `closed()` awaited) only once the
 //! receiver closed or went. An operation that never returned took no
 //! effect: an abandoned `Recv` leaves the value to be received (O-2).
+//!
+//! Order: happens-before, not real time, as tokio's. A query (`try_recv`,
+//! `is_empty`, `is_closed`) reads the state word with a load, so it need
+//! not see a `send` or `close` that returned on another thread by the
+//! clock but does not happen-before it: `try_recv` may answer `Empty`
+//! after such a `send` returned. Users learn of the event through the
+//! channel itself (the receiver's wake, `closed()`), which synchronises;
+//! a caller that must see it by the clock synchronises with the other
+//! thread first. The weak-memory pass checks histories in happens-before
+//! order, the real-time pass (every access a read-modify-write) in real
+//! time (L-5).
 
 use crate::harness::linearizability::Spec;
 
