@@ -1304,7 +1304,19 @@ impl Subject for NotifySubject {
                 rec.op(Op::Enable(id), || future.enable(), |&r| Ret::Ready(r));
             }
             NotifyOp::Wait(id) => {
-                while !Self::poll(futures, id, rec, waiter, me) {
+                let mut parked = false;
+                loop {
+                    if Self::poll(futures, id, rec, waiter, me) {
+                        // A future that was registered with this thread's
+                        // waker and is ready now must have woken it.
+                        assert!(
+                            !parked || waiter.woken_since_pending(),
+                            "lost wake-up: future {id} was ready when thread {me} looked \
+                             again, but its waker was never woken"
+                        );
+                        break;
+                    }
+                    parked = true;
                     if !waiter.park() {
                         // Given up: the specification must have the wait
                         // wait now (no notification it was owed a wake

@@ -248,6 +248,9 @@ impl Waiting {
 pub struct Waiter {
     waiting: Arc<Waiting>,
     me: usize,
+    /// Whether the last `park` that returned true was ended by a wake-up
+    /// (not a nudge: see [`Waiter::woken_since_pending`]).
+    woken: std::cell::Cell<bool>,
 }
 
 struct ThreadWaker {
@@ -266,6 +269,7 @@ impl Waiter {
         Waiter {
             waiting: waiting.clone(),
             me,
+            woken: std::cell::Cell::new(false),
         }
     }
 
@@ -311,6 +315,7 @@ impl Waiter {
         self.waiting.parked.fetch_or(bit, SeqCst);
         if self.waiting.woken[self.me].swap(false, SeqCst) {
             self.waiting.parked.fetch_and(!bit, SeqCst);
+            self.woken.set(true);
             return true;
         }
         if self.stuck() {
@@ -323,7 +328,9 @@ impl Waiter {
                 // other thread finished (it wakes, then finishes): look
                 // again rather than give up an operation that may go on
                 // (the history's give-up check would call it lost).
-                return self.waiting.woken[self.me].swap(false, SeqCst);
+                let woken = self.waiting.woken[self.me].swap(false, SeqCst);
+                self.woken.set(woken);
+                return woken;
             }
         }
         // Until unparked by a wake: a spurious return (shuttle's park has
@@ -334,8 +341,20 @@ impl Waiter {
             thread::park();
         }
         self.waiting.parked.fetch_and(!bit, SeqCst);
-        self.waiting.woken[self.me].store(false, SeqCst);
+        // Woken, or only nudged to look again.
+        self.woken
+            .set(self.waiting.woken[self.me].swap(false, SeqCst));
         true
+    }
+
+    /// After a poll that found its operation ready following a `park`:
+    /// whether a wake-up came for it, at the park or since. False means
+    /// the thread only looked again because it was nudged (every other
+    /// thread finished or waiting, so every wake-up they owed had been
+    /// made): a task would never have been polled again, so the
+    /// operation's wake-up was lost, though its state was set.
+    pub fn woken_since_pending(&self) -> bool {
+        self.woken.get() || self.waiting.woken[self.me].load(SeqCst)
     }
 
     /// Called after a blocked operation's poll returned `Pending`: parks

@@ -428,6 +428,19 @@ impl<V> SlotReader<V> {
     pub fn announce_waiting(&self) -> bool {
         self.reader.announce_waiting()
     }
+
+    /// The list's situation, as models name it: (`tail`, the next
+    /// position to claim, `LAP` per block, the last of each the "next
+    /// block being installed" marker; the reader's offset in its block; whether a recycled block waits
+    /// for the next installer). A diagnostic for a scope's regimes: it
+    /// synchronises with nothing.
+    #[doc(hidden)]
+    pub fn internals(&self) -> (usize, usize, bool) {
+        // Relaxed, both: a snapshot; nothing is read on its basis.
+        let tail = self.slots.tail.load(Relaxed);
+        let recycled = !self.slots.recycled.load(Relaxed).is_null();
+        (tail, self.reader.offset, recycled)
+    }
 }
 
 impl<V> Drop for SlotReader<V> {
