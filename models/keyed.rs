@@ -2648,6 +2648,89 @@ impl Subject for RoomSubject {
     }
 }
 
+/// The room's scope: the receiver's thread calls one operation of its
+/// alphabet (free a message taken, count, close), a sender's thread one of
+/// its (take room, as a would-be sleeper or not): every operation of the
+/// room; from each regime of its two words at capacity 1; then the main
+/// thread counts.
+///
+/// The regimes are the words' situations (`src/keyed/room.rs`): fresh
+/// (the counts two short of wrapping); full; full with a sleeper counted
+/// (a `Full` that counted its sender, which nobody woke); the senders'
+/// view of the received count stale (room freed since they last looked:
+/// a sender must read `freed` itself before it answers `Full`); and the
+/// counts wrapped (three messages taken and received). Closed is no
+/// regime: the receiver closes once, so a closed prefix leaves its thread
+/// nothing but counts; the close races every take in the concurrent part
+/// instead. One operation per thread is what the races need once a regime
+/// is set up: a free racing a sleeper's count (exactly one sees the
+/// other, K-3), a free racing a take that finds a stale view (K-7), a
+/// close racing a take.
+fn room_scope() -> scope::Scope<RoomSubject> {
+    use RoomOp::*;
+    fn regime(
+        name: &'static str,
+        prefix: Vec<RoomOp>,
+        reached: fn(&RoomEnds) -> bool,
+    ) -> scope::Regime<RoomSubject> {
+        scope::Regime {
+            name,
+            prefix,
+            reached,
+        }
+    }
+    let take = TryTake { as_sleeper: false };
+    let sleeper = TryTake { as_sleeper: true };
+    scope::Scope {
+        name: "room-2x1",
+        threads: vec![
+            vec![Free, TakenNotReceived, Close],
+            vec![take.clone(), sleeper.clone()],
+        ],
+        lengths: (1, 1),
+        post: vec![TakenNotReceived],
+        ordered_threads: true,
+        contract: scope::any_operations,
+        regimes: vec![
+            regime("fresh", vec![], |e| {
+                e.room.internals() == (0, 0, false, false, false)
+            }),
+            regime("full", vec![take.clone()], |e| {
+                e.room.internals() == (1, 0, false, false, false)
+            }),
+            regime(
+                "full_with_a_sleeper_counted",
+                vec![take.clone(), sleeper],
+                |e| e.room.internals() == (1, 1, false, false, false),
+            ),
+            regime("senders_view_stale", vec![take.clone(), Free], |e| {
+                e.room.internals() == (0, 0, true, false, false)
+            }),
+            regime(
+                "counts_wrapped",
+                vec![take.clone(), Free, take.clone(), Free, take, Free],
+                |e| {
+                    let (queued, sleepers, _, wrapped, closed) = e.room.internals();
+                    (queued, sleepers, wrapped, closed) == (0, 0, true, false)
+                },
+            ),
+        ],
+    }
+}
+
+/// Every scenario of the room's scope (`room_scope`: the receiver with
+/// one operation, a sender with one take, from five regimes of the two
+/// words), complete under loom in both passes; every history checked
+/// against `specs/room.rs`.
+///
+/// Scope: room-2x1 (the receiver with one operation of 3, a sender with one of 2, from 5 regimes; 30 scenarios)
+///
+/// Checks: K-3, K-7.
+#[test]
+fn room_scope_complete() {
+    scope::every_scenario(model!(), room_scope());
+}
+
 /// Generated scenarios of the room at capacity 1: a receiver freeing,
 /// counting and closing while 1 or 2 threads take room, as would-be
 /// sleepers or not; loom complete for each within its budget, else at

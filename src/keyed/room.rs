@@ -298,4 +298,23 @@ impl RoomCounts {
     pub fn close(&self) -> usize {
         self.0.close()
     }
+
+    /// The two words' situation, as models name it: (messages taken and
+    /// not received, senders counted asleep, whether the senders' view of
+    /// the received count lags, whether the taken count has wrapped past
+    /// `MASK`, closed). A diagnostic for a scope's regimes: it
+    /// synchronises with nothing.
+    #[doc(hidden)]
+    pub fn internals(&self) -> (u64, u64, bool, bool, bool) {
+        // Relaxed, both: a snapshot; nothing is read on its basis.
+        let claims = self.0.claims.load(Relaxed);
+        let freed = self.0.freed.load(Relaxed);
+        (
+            queued(taken(claims), received(freed)),
+            freed & SLEEPERS,
+            seen(claims) != received(freed),
+            taken(claims) < START,
+            claims & CLOSED != 0,
+        )
+    }
 }
