@@ -103,8 +103,10 @@ def is_generated(setting):
 
 
 def setting_cell(setting, executions):
-    """`complete: 26,914`, `bound 3: 7,679`, or for generated scenarios
-    `8 scenarios: 7 complete, 1 down to bound 3: 16,943`."""
+    """`complete for its scenario: 26,914`, `bound 3: 7,679`, or for
+    generated scenarios `8 scenarios: 7 complete, 1 down to bound 3:
+    16,943`, `16 drawn scenarios, each complete: 4,321` or `every scenario
+    of scope S (N after symmetry, of M), all complete: 1,234`."""
     if is_generated(setting):
         f = fields(setting)
         n, complete = int(f["scenarios"]), int(f["complete"])
@@ -112,13 +114,13 @@ def setting_cell(setting, executions):
             how = (f"every scenario of scope {f['scope']} ({f['after_symmetry']} after symmetry, "
                    f"of {f['in_scope']}), all complete")
         elif complete == n:
-            how = f"{n} scenarios, all complete"
+            how = f"{n} drawn scenarios, each complete"
         else:
             lowest = re.search(r"lowest_bound=(\d+)", setting).group(1)
             how = f"{n} scenarios: {complete} complete, {n - complete} down to bound {lowest}"
         return f"{how}: {executions:,}"
     bound = fields(setting).get("preemption_bound", "?")
-    how = "complete" if bound == "none" else f"bound {bound}"
+    how = "complete for its scenario" if bound == "none" else f"bound {bound}"
     if m := re.search(r"capped:loom-does-not-end-above-(\d+)", setting):
         how += f" (loom does not end above {m.group(1)})"
     if "TRUNCATED" in setting:

@@ -44,7 +44,7 @@ TABLE_HEADER = "| model | tier | pull requests |"
 
 # The status vocabulary, strongest first. A test's status is one of these;
 # an invariant's is the strongest of its tests that check it fully.
-LOOM_COMPLETE = "loom complete"
+LOOM_COMPLETE = "loom complete for its scenarios"
 LOOM_BOUNDED = "loom bounded"
 SHUTTLE = "shuttle"
 PROPERTY = "property test"
@@ -106,16 +106,16 @@ class Evidence:
             self.nightly_tier = tier == "nightly"
             self.rerun = f"{NIGHTLY_CMD if self.nightly_tier else LOOM_CMD} {name}"
             how = nightly if self.nightly_tier else pr
-            if how.startswith("complete") or ", all complete" in how:
+            if how.startswith("complete") or ", all complete" in how or ", each complete" in how:
                 self.status = LOOM_COMPLETE
             else:
                 self.status = LOOM_BOUNDED
                 m = re.match(r"bound (\d+)", how) or re.search(r"down to bound (\d+)", how)
                 self.bound = int(m.group(1)) if m else None
-            if m := re.match(r"(\d+) scenarios", pr):
+            if m := re.match(r"(\d+) drawn scenarios", pr):
                 self.detail.append(f"{m.group(1)} generated scenarios")
             if rt != "-":
-                rt_how = "complete" if (rt.startswith("complete") or ", all complete" in rt) \
+                rt_how = "complete" if (rt.startswith("complete") or "complete:" in rt) \
                     else "bound " + (re.match(r"bound (\d+)", rt)
                                      or re.search(r"down to bound (\d+)", rt)).group(1)
                 self.detail.append(f"real-time pass {rt_how}")
@@ -285,7 +285,7 @@ def logic(text):
     return out
 
 
-SHORT = {LOOM_COMPLETE: "loom complete", LOOM_BOUNDED: "loom bounded", SHUTTLE: "shuttle only",
+SHORT = {LOOM_COMPLETE: "loom complete for their scenarios", LOOM_BOUNDED: "loom bounded", SHUTTLE: "shuttle only",
          PROPERTY: "property test only", STD: "std test only"}
 
 
@@ -310,7 +310,7 @@ def loom_cell(primitive, rows):
     lowest = None
     for _, r in mine:
         how = r[4] if r[0] == "nightly" else r[1]
-        if how.startswith("complete") or ", all complete" in how:
+        if how.startswith("complete") or ", all complete" in how or ", each complete" in how:
             complete += 1
         else:
             bounds += 1
@@ -373,14 +373,14 @@ def result_line(text):
     """A result line of `queue::multi_stealer`, as its row records it."""
     name = "queue::multi_stealer"
     tier, pr, rt, reached, _ = table_rows(text)[name]
-    setting = pr.split(":")[0].replace("complete", "preemption_bound=none").replace(
+    setting = pr.split(":")[0].replace("complete for its scenario", "preemption_bound=none").replace(
         "bound ", "preemption_bound=")
     executions = pr.split(": ")[-1].replace(",", "")
     reached = " ".join(r.replace(": ", "=") for r in reached.split("; "))
     line = (f"model {name} backend=loom tier={tier} {setting} executions={executions} "
             f"time=...s reached[{reached}]")
     if rt != "-":
-        rt_setting = rt.split(":")[0].replace("complete", "none").replace("bound ", "")
+        rt_setting = rt.split(":")[0].replace("complete for its scenario", "none").replace("bound ", "")
         rt_executions = rt.split(": ")[-1].replace(",", "")
         line += (f" real_time_pass[preemption_bound={rt_setting} executions={rt_executions} "
                  f"time=...s histories_checked={rt_executions}]")

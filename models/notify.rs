@@ -1304,13 +1304,13 @@ impl Subject for NotifySubject {
                 rec.op(Op::Enable(id), || future.enable(), |&r| Ret::Ready(r));
             }
             NotifyOp::Wait(id) => {
-                let mut parked = false;
+                let (mut parked, mut woken) = (false, false);
                 loop {
                     if Self::poll(futures, id, rec, waiter, me) {
                         // A future that was registered with this thread's
                         // waker and is ready now must have woken it.
                         assert!(
-                            !parked || waiter.woken_since_pending(),
+                            !parked || woken || waiter.woken_since_pending(),
                             "lost wake-up: future {id} was ready when thread {me} looked \
                              again, but its waker was never woken"
                         );
@@ -1325,6 +1325,7 @@ impl Subject for NotifySubject {
                         Self::drop_future(futures, id, rec);
                         break;
                     }
+                    woken |= waiter.woken_since_pending();
                 }
             }
             NotifyOp::Drop(id) => Self::drop_future(futures, id, rec),

@@ -1247,10 +1247,8 @@ fn scope_two_ops_from_empty_at_the_wrap() {
     );
 }
 
-/// The nightly's scope of the queue from regime `one_item`: as
-/// `scope_complete`, two operations per thread (900 scenarios). The
-/// nightly's scope is one model per regime: 6,300 scenarios in all, about
-/// 18 minutes of loom on H4, too long for one model's nightly budget.
+/// The nightly's queue-2x2 shard from regime `one_item` (900 scenarios),
+/// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from one_item (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
 ///
@@ -1263,10 +1261,8 @@ fn scope_two_ops_from_one_item() {
     );
 }
 
-/// The nightly's scope of the queue from regime `three_items_across_the_wrap`: as
-/// `scope_complete`, two operations per thread (900 scenarios). The
-/// nightly's scope is one model per regime: 6,300 scenarios in all, about
-/// 18 minutes of loom on H4, too long for one model's nightly budget.
+/// The nightly's queue-2x2 shard from regime `three_items_across_the_wrap` (900 scenarios),
+/// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from three_items_across_the_wrap (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
 ///
@@ -1279,10 +1275,8 @@ fn scope_two_ops_from_three_items_across_the_wrap() {
     );
 }
 
-/// The nightly's scope of the queue from regime `full`: as
-/// `scope_complete`, two operations per thread (900 scenarios). The
-/// nightly's scope is one model per regime: 6,300 scenarios in all, about
-/// 18 minutes of loom on H4, too long for one model's nightly budget.
+/// The nightly's queue-2x2 shard from regime `full` (900 scenarios),
+/// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from full (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
 ///
@@ -1292,10 +1286,8 @@ fn scope_two_ops_from_full() {
     scope::every_scenario(model!().nightly(), queue_scope((1, 2)).only_regime("full"));
 }
 
-/// The nightly's scope of the queue from regime `owner_view_of_head_stale`: as
-/// `scope_complete`, two operations per thread (900 scenarios). The
-/// nightly's scope is one model per regime: 6,300 scenarios in all, about
-/// 18 minutes of loom on H4, too long for one model's nightly budget.
+/// The nightly's queue-2x2 shard from regime `owner_view_of_head_stale` (900 scenarios),
+/// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from owner_view_of_head_stale (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
 ///
@@ -1308,10 +1300,8 @@ fn scope_two_ops_from_owner_view_of_head_stale() {
     );
 }
 
-/// The nightly's scope of the queue from regime `turned_over`: as
-/// `scope_complete`, two operations per thread (900 scenarios). The
-/// nightly's scope is one model per regime: 6,300 scenarios in all, about
-/// 18 minutes of loom on H4, too long for one model's nightly budget.
+/// The nightly's queue-2x2 shard from regime `turned_over` (900 scenarios),
+/// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from turned_over (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
 ///
@@ -1324,10 +1314,8 @@ fn scope_two_ops_from_turned_over() {
     );
 }
 
-/// The nightly's scope of the queue from regime `both_rings_hold_items`: as
-/// `scope_complete`, two operations per thread (900 scenarios). The
-/// nightly's scope is one model per regime: 6,300 scenarios in all, about
-/// 18 minutes of loom on H4, too long for one model's nightly budget.
+/// The nightly's queue-2x2 shard from regime `both_rings_hold_items` (900 scenarios),
+/// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from both_rings_hold_items (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
 ///

@@ -347,12 +347,17 @@ impl Waiter {
         true
     }
 
-    /// After a poll that found its operation ready following a `park`:
-    /// whether a wake-up came for it, at the park or since. False means
-    /// the thread only looked again because it was nudged (every other
-    /// thread finished or waiting, so every wake-up they owed had been
-    /// made): a task would never have been polled again, so the
-    /// operation's wake-up was lost, though its state was set.
+    /// Whether the last `park` returned for a wake-up, or one has come
+    /// since. A wait that parked, finds its operation ready, and saw no
+    /// wake-up at any of its parks or since was only nudged to look again
+    /// (every other thread finished or waiting, so every wake-up they owed
+    /// had been made): a task would never have been polled again, so the
+    /// operation's wake-up was lost, though its state was set. (Ask after
+    /// each park and keep the answer: the flags are std atomics, so under
+    /// loom a wake-up carries no happens-before, and a thread woken may
+    /// still read the state from before the waker's writes, poll pending,
+    /// and park again; its next return, for a nudge, is not the lost
+    /// wake-up then.)
     pub fn woken_since_pending(&self) -> bool {
         self.woken.get() || self.waiting.woken[self.me].load(SeqCst)
     }

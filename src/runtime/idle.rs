@@ -173,7 +173,8 @@ impl Idle {
         // wakes none, every worker is awake: each one not searching either
         // comes back to the queues or parks through that decrement, after
         // this one, and checks them if no searcher is left: the hand-off
-        // marked here (issue 48).
+        // marked here (issue 48). The failure ordering is Relaxed too: a
+        // failed exchange only reads the word again for the next try.
         let workers = self.workers;
         let prev = self
             .state
