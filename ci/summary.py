@@ -144,7 +144,9 @@ class Evidence:
     def rank(self):
         # Within a kind: the pull-request tier above the nightly's, a
         # higher bound above a lower.
-        return (RANK[self.status], not self.nightly_tier, self.bound or 0)
+        # A complete run of a stated scope above one of its scenarios only.
+        scoped = self.status == LOOM_COMPLETE and bool(self.test.scope)
+        return (RANK[self.status], not self.nightly_tier, scoped, self.bound or 0)
 
     def label(self):
         """The status as the vocabulary writes it."""
@@ -285,7 +287,7 @@ def logic(text):
     return out
 
 
-SHORT = {LOOM_COMPLETE: "loom complete for their scenarios", LOOM_BOUNDED: "loom bounded", SHUTTLE: "shuttle only",
+SHORT = {LOOM_COMPLETE: "loom complete (scenarios)", LOOM_BOUNDED: "loom bounded", SHUTTLE: "shuttle only",
          PROPERTY: "property test only", STD: "std test only"}
 
 
