@@ -1310,7 +1310,7 @@ impl Subject for NotifySubject {
                         // A future that was registered with this thread's
                         // waker and is ready now must have woken it.
                         assert!(
-                            !parked || woken || waiter.woken_since_pending(),
+                            !parked || woken || waiter.owed_wake_comes(),
                             "lost wake-up: future {id} was ready when thread {me} looked \
                              again, but its waker was never woken"
                         );

@@ -764,7 +764,7 @@ impl Subject for OneshotChannel {
                         // Registered with this thread's waker, ready now:
                         // the close must have woken it (O-4).
                         assert!(
-                            !parked || woken || waiter.woken_since_pending(),
+                            !parked || woken || waiter.owed_wake_comes(),
                             "lost wake-up: closed() was ready when the sender looked again, \
                              but its waker was never woken"
                         );
@@ -817,7 +817,7 @@ impl Subject for OneshotChannel {
                         // the send or the sender's drop must have woken it
                         // (O-4).
                         assert!(
-                            !parked || woken || waiter.woken_since_pending(),
+                            !parked || woken || waiter.owed_wake_comes(),
                             "lost wake-up: the receiver was ready when it looked again, \
                              but its waker was never woken"
                         );

@@ -362,6 +362,24 @@ impl Waiter {
         self.woken.get() || self.waiting.woken[self.me].load(SeqCst)
     }
 
+    /// For a wait that found its operation ready with no wake-up seen:
+    /// waits until the wake-up comes (true) or every other thread is
+    /// finished or parked without making it (false: it was lost). A
+    /// nudge does not prove the wake-up is not coming: the thread may
+    /// look again after the nudge, while another thread is between
+    /// setting the state and waking the waker, so this waits for the
+    /// others to be done first.
+    pub fn owed_wake_comes(&self) -> bool {
+        loop {
+            if self.woken_since_pending() {
+                return true;
+            }
+            if !self.park() {
+                return false;
+            }
+        }
+    }
+
     /// Called after a blocked operation's poll returned `Pending`: parks
     /// until woken and returns true (poll again); or returns false when
     /// every other thread is finished or parked too: give the operation
@@ -394,10 +412,20 @@ impl Waiter {
         self.waiting.wake(to);
     }
 
-    /// This thread has run all its operations.
+    /// This thread has run all its operations. If every other thread is
+    /// now finished or parked, they look again (one may give up). Not
+    /// otherwise: a thread still running may owe a parked one a wake-up
+    /// it has not made yet (a notifier between publishing a notification
+    /// and waking its waker), and a thread nudged then would find its
+    /// operation ready with no wake, which the lost-wake-up check
+    /// (`woken_since_pending`) must be able to call lost. (SeqCst, as the
+    /// parked bits: of a thread that parks and one that finishes at once,
+    /// one sees the other.)
     fn finish(&self) {
         self.waiting.finished.fetch_add(1, SeqCst);
-        self.nudge_parked();
+        if self.stuck() {
+            self.nudge_parked();
+        }
     }
 }
 
