@@ -758,25 +758,15 @@ impl Subject for OneshotChannel {
                 let Some(tx) = ends.tx.as_mut() else { return };
                 let call = rec.call(op.clone());
                 let waker = waiter.waker();
-                let (mut parked, mut woken) = (false, false);
                 loop {
                     if tx.poll_closed(&mut Context::from_waker(&waker)).is_ready() {
-                        // Registered with this thread's waker, ready now:
-                        // the close must have woken it (O-4).
-                        assert!(
-                            !parked || woken || waiter.owed_wake_comes(),
-                            "lost wake-up: closed() was ready when the sender looked again, \
-                             but its waker was never woken"
-                        );
                         rec.returned(call, Ret::Unit);
                         break;
                     }
-                    parked = true;
                     if !waiter.park() {
                         rec.gave_up(call);
                         break;
                     }
-                    woken |= waiter.woken_since_pending();
                 }
             }
             Op::TryRecv => {
@@ -808,19 +798,10 @@ impl Subject for OneshotChannel {
                 let Some(rx) = ends.rx.as_mut() else { return };
                 let call = rec.call(op.clone());
                 let waker = waiter.waker();
-                let (mut parked, mut woken) = (false, false);
                 loop {
                     if let Poll::Ready(got) =
                         Pin::new(&mut *rx).poll(&mut Context::from_waker(&waker))
                     {
-                        // Registered with this thread's waker, ready now:
-                        // the send or the sender's drop must have woken it
-                        // (O-4).
-                        assert!(
-                            !parked || woken || waiter.owed_wake_comes(),
-                            "lost wake-up: the receiver was ready when it looked again, \
-                             but its waker was never woken"
-                        );
                         ends.rx_done = true;
                         let ret = got.as_ref().map(Tracked::id).map_err(|_| ());
                         rec.returned(call, Ret::Recv(Some(ret)));
@@ -829,12 +810,10 @@ impl Subject for OneshotChannel {
                         }
                         break;
                     }
-                    parked = true;
                     if !waiter.park() {
                         rec.gave_up(call);
                         break;
                     }
-                    woken |= waiter.woken_since_pending();
                 }
             }
             Op::Close => {

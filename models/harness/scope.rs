@@ -22,9 +22,9 @@
 //! after the prefix) leaves its count at zero, and the run fails.
 //!
 //! Under shuttle and on real threads (`cargo test`) the same scenarios
-//! run, each with the backend's own setting, at most [`NOT_LOOM_MAX`] of
-//! them evenly spaced through the enumeration, and the line says how many:
-//! the completeness claim is loom's.
+//! run, each with the backend's own setting, about [`NOT_LOOM_MAX`] of
+//! them evenly spaced within each regime (every regime at least once), and
+//! the line says how many: the completeness claim is loom's.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -218,11 +218,20 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
     let start = Instant::now();
     let (held, refused, left) = enumerate(&scope);
     let distinct = left.len();
+    // Outside loom, a sample: evenly spaced within each regime, so that
+    // every regime is started from (and its reach required).
     let chosen: Vec<&(usize, Scenario<P::Op>)> = if cfg!(loom) {
         left.iter().collect()
     } else {
-        let step = distinct.div_ceil(NOT_LOOM_MAX).max(1);
-        left.iter().step_by(step).collect()
+        let per_regime = (NOT_LOOM_MAX / scope.regimes.len()).max(1);
+        (0..scope.regimes.len())
+            .flat_map(|r| {
+                let mine: Vec<&(usize, Scenario<P::Op>)> =
+                    left.iter().filter(|(of, _)| *of == r).collect();
+                let step = mine.len().div_ceil(per_regime).max(1);
+                mine.into_iter().step_by(step)
+            })
+            .collect()
     };
     let reached: Arc<Vec<AtomicUsize>> =
         Arc::new(scope.regimes.iter().map(|_| AtomicUsize::new(0)).collect());
