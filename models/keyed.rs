@@ -2020,17 +2020,7 @@ fn release_stack_scope(lengths: (usize, usize)) -> scope::Scope<ReleaseStackSubj
             None => true,
         }
     }
-    fn regime(
-        name: &'static str,
-        prefix: Vec<StackOp>,
-        reached: fn(&std::sync::Arc<ReleaseStack<Tracked>>) -> bool,
-    ) -> scope::Regime<ReleaseStackSubject> {
-        scope::Regime {
-            name,
-            prefix,
-            reached,
-        }
-    }
+    let regime = scope::Regime::<ReleaseStackSubject>::new;
     scope::Scope {
         name: if lengths.1 == 1 {
             "release-stack-2x1"
@@ -2287,17 +2277,7 @@ fn number_slot_pushes(mut scenario: Scenario<SlotOp>) -> Scenario<SlotOp> {
 /// recycling a block racing the installer that takes it.
 fn slot_list_scope() -> scope::Scope<SlotListSubject> {
     use SlotOp::*;
-    fn regime(
-        name: &'static str,
-        prefix: Vec<SlotOp>,
-        reached: fn(&SlotEnds) -> bool,
-    ) -> scope::Regime<SlotListSubject> {
-        scope::Regime {
-            name,
-            prefix,
-            reached,
-        }
-    }
+    let regime = scope::Regime::<SlotListSubject>::new;
     fn view(e: &SlotEnds) -> (usize, usize, bool) {
         e.reader.as_ref().expect("the main thread's").internals()
     }
@@ -2668,17 +2648,7 @@ impl Subject for RoomSubject {
 /// close racing a take.
 fn room_scope() -> scope::Scope<RoomSubject> {
     use RoomOp::*;
-    fn regime(
-        name: &'static str,
-        prefix: Vec<RoomOp>,
-        reached: fn(&RoomEnds) -> bool,
-    ) -> scope::Regime<RoomSubject> {
-        scope::Regime {
-            name,
-            prefix,
-            reached,
-        }
-    }
+    let regime = scope::Regime::<RoomSubject>::new;
     let take = TryTake { as_sleeper: false };
     let sleeper = TryTake { as_sleeper: true };
     scope::Scope {

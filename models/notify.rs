@@ -1457,17 +1457,7 @@ fn notify_scope() -> scope::Scope<NotifySubject> {
             NotifyWaiters,
         ]
     }
-    fn regime(
-        name: &'static str,
-        prefix: Vec<NotifyOp>,
-        reached: fn(&Futures) -> bool,
-    ) -> scope::Regime<NotifySubject> {
-        scope::Regime {
-            name,
-            prefix,
-            reached,
-        }
-    }
+    let regime = scope::Regime::<NotifySubject>::new;
     /// A future's stage and notification, `("absent", "none")` if none.
     fn future(f: &Futures, id: u64) -> (&'static str, &'static str) {
         f.live.get(&id).map_or(("absent", "none"), |future| {

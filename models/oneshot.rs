@@ -1067,17 +1067,7 @@ fn real_time_pass_orders_by_the_clock() {
 /// waker stored or not.
 fn oneshot_scope() -> scope::Scope<OneshotChannel> {
     use spec::Op::*;
-    fn regime(
-        name: &'static str,
-        prefix: Vec<spec::Op>,
-        reached: fn(&Ends) -> bool,
-    ) -> scope::Regime<OneshotChannel> {
-        scope::Regime {
-            name,
-            prefix,
-            reached,
-        }
-    }
+    let regime = scope::Regime::<OneshotChannel>::new;
     fn bits(e: &Ends) -> Option<Vec<&'static str>> {
         e.rx.as_ref().and_then(|rx| rx.internals())
     }

@@ -814,17 +814,7 @@ fn idle_scope(lengths: (usize, usize)) -> scope::Scope<IdleSubject> {
     fn stages(w: &Worker) -> Vec<Stage> {
         w.prefix_stages.clone()
     }
-    fn regime(
-        name: &'static str,
-        prefix: Vec<IdleOp>,
-        reached: fn(&Worker) -> bool,
-    ) -> scope::Regime<IdleSubject> {
-        scope::Regime {
-            name,
-            prefix,
-            reached,
-        }
-    }
+    let regime = scope::Regime::<IdleSubject>::new;
     scope::Scope {
         name: if lengths.1 == 1 {
             "idle-2x1"
@@ -1178,17 +1168,7 @@ fn live_tasks_complete_scenarios() {
 /// threads cost 94 s on H4 for every scenario, two 2 s.
 fn live_tasks_scope(threads: usize) -> scope::Scope<LiveTasksSubject> {
     use LiveOp::*;
-    fn regime(
-        name: &'static str,
-        prefix: Vec<LiveOp>,
-        reached: fn(&Spawner) -> bool,
-    ) -> scope::Regime<LiveTasksSubject> {
-        scope::Regime {
-            name,
-            prefix,
-            reached,
-        }
-    }
+    let regime = scope::Regime::<LiveTasksSubject>::new;
     let alphabet = vec![Spawn, Complete, Close];
     scope::Scope {
         name: match threads {
@@ -2826,17 +2806,7 @@ fn task_state_complete_scenarios() {
 /// two (`task_state_complete_scenarios`).
 fn task_state_scope(pair: (usize, usize)) -> scope::Scope<TaskStateSubject> {
     use StateOp::*;
-    fn regime(
-        name: &'static str,
-        prefix: Vec<StateOp>,
-        reached: fn(&Party) -> bool,
-    ) -> scope::Regime<TaskStateSubject> {
-        scope::Regime {
-            name,
-            prefix,
-            reached,
-        }
-    }
+    let regime = scope::Regime::<TaskStateSubject>::new;
     let pending = Poll { ready: false };
     let ready = Poll { ready: true };
     let alphabets = [

@@ -46,6 +46,17 @@ pub struct Regime<P: Subject> {
     pub reached: fn(&P::Actor) -> bool,
 }
 
+impl<P: Subject> Regime<P> {
+    /// Regime `name`, reached by `prefix`, which `reached` recognises.
+    pub fn new(name: &'static str, prefix: Vec<P::Op>, reached: fn(&P::Actor) -> bool) -> Self {
+        Regime {
+            name,
+            prefix,
+            reached,
+        }
+    }
+}
+
 /// What a complete run covers.
 pub struct Scope<P: Subject> {
     /// A short name for the result line (no spaces).
