@@ -47,6 +47,6 @@ pub mod internals {
         pub use crate::keyed::intake::{Push, ReleaseStack};
         pub use crate::keyed::room::{NoRoom, RoomCounts};
         pub use crate::keyed::slots::{slot_list, SlotReader, SlotWriter};
-        pub use crate::keyed::waiting::{WaitingChannel, WaitingReceiver};
+        pub use crate::keyed::waiting::{WaitingChannel, WaitingInternals, WaitingReceiver};
     }
 }

@@ -76,14 +76,15 @@ pub struct Scope<P: Subject> {
     /// index means something to the subject beyond its operations).
     pub ordered_threads: bool,
     /// Whether the component's contract allows the threads' operations
-    /// (for example: a parker's owner parks at most as often as permits
-    /// can be given). Scenarios it refuses are not in the scope; the result
-    /// line says how many were left out.
-    pub contract: fn(&[Vec<P::Op>]) -> bool,
+    /// after the regime's prefix (for example: a parker's owner parks at
+    /// most as often as permits can be given; a sync channel's blocking
+    /// calls can all complete). Scenarios it refuses are not in the scope;
+    /// the result line says how many were left out.
+    pub contract: fn(&[P::Op], &[Vec<P::Op>]) -> bool,
 }
 
 /// A [`Scope::contract`] that allows every scenario.
-pub fn any_operations<Op>(_: &[Vec<Op>]) -> bool {
+pub fn any_operations<Op>(_: &[Op], _: &[Vec<Op>]) -> bool {
     true
 }
 
@@ -152,7 +153,7 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::O
                         .collect()
                 })
                 .collect();
-            if (scope.contract)(&threads) {
+            if (scope.contract)(&regime.prefix, &threads) {
                 held += 1;
                 let scenario = Scenario {
                     init: regime.prefix.clone(),

@@ -114,6 +114,21 @@ fn queued(taken: u64, received: u64) -> u64 {
 }
 
 impl Room {
+    /// The two words' situation (`RoomCounts::internals` says which is
+    /// which); a diagnostic for the models' regimes.
+    pub(super) fn situation(&self) -> (u64, u64, bool, bool, bool) {
+        // Relaxed, both: a snapshot; nothing is read on its basis.
+        let claims = self.claims.load(Relaxed);
+        let freed = self.freed.load(Relaxed);
+        (
+            queued(taken(claims), received(freed)),
+            freed & SLEEPERS,
+            seen(claims) != received(freed),
+            taken(claims) < START,
+            claims & CLOSED != 0,
+        )
+    }
+
     /// Room for `capacity` messages; more than 2^31 - 1 acts as 2^31 - 1,
     /// which is no bound in practice (each queued message takes memory).
     pub(super) fn new(capacity: usize) -> Self {
@@ -306,15 +321,6 @@ impl RoomCounts {
     /// synchronises with nothing.
     #[doc(hidden)]
     pub fn internals(&self) -> (u64, u64, bool, bool, bool) {
-        // Relaxed, both: a snapshot; nothing is read on its basis.
-        let claims = self.0.claims.load(Relaxed);
-        let freed = self.0.freed.load(Relaxed);
-        (
-            queued(taken(claims), received(freed)),
-            freed & SLEEPERS,
-            seen(claims) != received(freed),
-            taken(claims) < START,
-            claims & CLOSED != 0,
-        )
+        self.0.situation()
     }
 }

@@ -185,6 +185,16 @@ pub(super) fn new<K, V>() -> (Slots<K, V>, Reader<K, V>) {
 }
 
 impl<K, V> Slots<K, V> {
+    /// The list's situation with `reader` as its reader
+    /// (`SlotReader::internals` says which is which); a diagnostic for the
+    /// models' regimes.
+    pub(super) fn situation(&self, reader: &Reader<K, V>) -> (usize, usize, bool) {
+        // Relaxed, both: a snapshot; nothing is read on its basis.
+        let tail = self.tail.load(Relaxed);
+        let recycled = !self.recycled.load(Relaxed).is_null();
+        (tail, reader.offset, recycled)
+    }
+
     /// A block for the next installer: the recycled one if any, cleared,
     /// or a new one.
     fn spare_block(&self) -> Box<Block<K, V>> {
@@ -328,6 +338,13 @@ impl<K, V> Reader<K, V> {
         Some(message)
     }
 
+    /// Whether the next place is marked waited for and not yet written: an
+    /// announcement standing (a diagnostic for the models' regimes).
+    pub(super) fn announced(&self) -> bool {
+        // Relaxed: a snapshot; nothing is read on its basis.
+        self.slot().state.load(Relaxed) == WAITING
+    }
+
     /// Announces that the receiver is about to wait for the next message:
     /// false if it has been written since the last `pop` (look again).
     /// After a true answer, the sender that writes it wakes the receiver.
@@ -436,10 +453,7 @@ impl<V> SlotReader<V> {
     /// synchronises with nothing.
     #[doc(hidden)]
     pub fn internals(&self) -> (usize, usize, bool) {
-        // Relaxed, both: a snapshot; nothing is read on its basis.
-        let tail = self.slots.tail.load(Relaxed);
-        let recycled = !self.slots.recycled.load(Relaxed).is_null();
-        (tail, self.reader.offset, recycled)
+        self.slots.situation(&self.reader)
     }
 }
 

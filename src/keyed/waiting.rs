@@ -321,6 +321,26 @@ impl<V> std::fmt::Debug for WaitingReceiver<V> {
     }
 }
 
+/// [`WaitingReceiver::internals`]: the situation of the waiting's parts.
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WaitingInternals {
+    /// The room's two words (`RoomCounts::internals`).
+    pub room: (u64, u64, bool, bool, bool),
+    /// The slot list (`SlotReader::internals`).
+    pub slots: (usize, usize, bool),
+    /// The receiver's announcement stands: its next place is marked
+    /// waited for and not written (left by a receive that waited, or was
+    /// polled once and dropped).
+    pub receiver_announced: bool,
+    /// A wake-up kept for the receiver: the sync flavour's parker permit,
+    /// the async flavour's `ready` permit.
+    pub receiver_permit: bool,
+    /// A notification kept for the senders (async flavour: `space`'s
+    /// permit; the sync flavour's condition variable keeps none).
+    pub sender_permit: bool,
+}
+
 /// [`WaitingChannel`]'s receiver: receives, and closes the channel.
 pub struct WaitingReceiver<V> {
     channel: std::sync::Arc<WaitingChannel<V>>,
@@ -434,6 +454,24 @@ impl<V> WaitingReceiver<V> {
         match Wake::recv(self).await.0 {
             Some(value) => value,
             None => unreachable!("no sender count"),
+        }
+    }
+
+    /// The waiting's situation, as models name it (a diagnostic for a
+    /// scope's regimes: it synchronises with nothing).
+    #[doc(hidden)]
+    pub fn internals(&self) -> WaitingInternals {
+        let channel = &*self.channel;
+        let (receiver_permit, sender_permit) = match &channel.wake {
+            Wake::Blocking { .. } => (self.parker.as_ref().is_some_and(Parker::has_permit), false),
+            Wake::Async { ready, space } => (ready.has_permit(), space.has_permit()),
+        };
+        WaitingInternals {
+            room: channel.room.situation(),
+            slots: channel.slots.situation(&self.reader),
+            receiver_announced: self.reader.announced(),
+            receiver_permit,
+            sender_permit,
         }
     }
 
