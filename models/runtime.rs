@@ -3111,3 +3111,73 @@ fn join_waker_complete_scenarios() {
         },
     );
 }
+
+/// The join-waker hand-off's scope: the worker polls the task to
+/// completion (one operation), the handle polls once or twice, or polls
+/// and drops, or drops (its alphabet: join poll, drop; nothing after a
+/// drop); from each regime of the waker cell and the word's JOIN_WAKER
+/// bit; then the cleanup, which asserts that the completer woke the
+/// handle's last stored waker exactly once.
+///
+/// The regimes are the cell's situations when the completion races the
+/// handle: empty (spawned: the handle's first poll stores a waker);
+/// holding a waker (the handle polled once: its next poll must take the
+/// cell back before replacing the waker, racing the completer, which
+/// wakes what the cell holds); and holding a waker on a task that was
+/// polled once, went idle and was woken again (the word's other bits
+/// set beside JOIN_WAKER, so that a transition that drops or keeps the
+/// wrong bit shows). Complete is no regime: the handle then reads the
+/// output and the cell is not touched. Two polls by the handle are what
+/// replacing a waker needs (R-4: the latest one is woken); one poll by
+/// the worker is its whole part (it completes once).
+fn join_waker_scope() -> scope::Scope<JoinWakerSubject> {
+    use StateOp::*;
+    let regime = scope::Regime::<JoinWakerSubject>::new;
+    let pending = Poll { ready: false };
+    fn worker_once_handle_ends_with_its_drop(_: &[StateOp], threads: &[Vec<StateOp>]) -> bool {
+        let handle = &threads[1];
+        threads[0].len() == 1
+            && handle
+                .iter()
+                .position(|op| *op == DropHandle)
+                .is_none_or(|at| at + 1 == handle.len())
+    }
+    scope::Scope {
+        name: "join-waker-2x2",
+        threads: vec![vec![Poll { ready: true }], vec![JoinPoll, DropHandle]],
+        lengths: (1, 2),
+        post: vec![Cleanup],
+        ordered_threads: true,
+        contract: worker_once_handle_ends_with_its_drop,
+        regimes: vec![
+            regime("cell_empty", vec![], |j| {
+                !j.party.state.load().has_join_waker() && j.stored.is_none()
+            }),
+            regime("cell_holds_a_waker", vec![JoinPoll], |j| {
+                j.party.state.load().has_join_waker() && j.stored == Some(0)
+            }),
+            regime(
+                "cell_holds_a_waker_task_woken_again",
+                vec![pending, JoinPoll, WakeByRef],
+                |j| {
+                    let w = j.party.state.load();
+                    w.has_join_waker() && w.is_idle() && w.is_notified() && j.stored == Some(0)
+                },
+            ),
+        ],
+    }
+}
+
+/// Every scenario of the join-waker hand-off's scope (`join_waker_scope`),
+/// complete under loom in both passes; every history checked against
+/// `specs/task_state.rs`, every access to the waker cell checked by loom,
+/// and the stored waker woken exactly once when the task completes with
+/// it stored.
+///
+/// Scope: join-waker-2x2 (the worker's completing poll, the handle with one or two of join poll and drop, nothing after a drop, from 3 regimes)
+///
+/// Checks.
+#[test]
+fn join_waker_scope_complete() {
+    scope::every_scenario(model!(), join_waker_scope());
+}
