@@ -3374,9 +3374,9 @@ fn waiting_sync_completes(prefix: &[WaitOp], threads: &[Vec<WaitOp>]) -> bool {
 fn waiting_sync_scope() -> scope::Scope<WaitingSubject<Blocking>> {
     use WaitOp::*;
     scope::Scope {
-        name: "waiting-sync-2x1",
+        name: "waiting-sync-2x2",
         threads: vec![vec![Recv, Close], vec![Send(0)]],
-        lengths: (1, 1),
+        lengths: (1, 2),
         post: vec![],
         ordered_threads: false,
         contract: waiting_sync_completes,
