@@ -3364,13 +3364,19 @@ fn waiting_sync_completes(prefix: &[WaitOp], threads: &[Vec<WaitOp>]) -> bool {
     }
 }
 
-/// The waiting's scope, sync flavour: the receiver's thread receives or
-/// closes, each sender's thread sends, from the regimes a sync history
-/// reaches; scenarios in which some call could block for good are
-/// outside the contract (`waiting_sync_completes`), since a blocked
-/// thread cannot be given up; then nothing (a final receive could block).
-/// Two senders are no scope: 6 of its 9 scenarios exceed 50,000
-/// executions (measured 2026-11-28).
+/// The waiting's scope, sync flavour: the receiver's thread calls one or
+/// two of receive and close, the sender's thread sends once or twice,
+/// from the regimes a sync history reaches; scenarios in which some call
+/// could block for good are outside the contract
+/// (`waiting_sync_completes`), since a blocked thread cannot be given up;
+/// then nothing (a final receive could block). Two operations, not one:
+/// a sync sender yields once before it sleeps, and loom runs the other
+/// thread first after a yield, so a lone receive always frees the room
+/// before a lone send looks again; a sender sleeps only when the
+/// receiver is itself waiting for its second value (the seeded
+/// `keyed-waiting-sync-sleeper-locks-after-its-count` needs exactly that).
+/// Two senders are no scope: with one operation each, 6 of its 9
+/// scenarios exceed 50,000 executions (measured 2026-11-28).
 fn waiting_sync_scope() -> scope::Scope<WaitingSubject<Blocking>> {
     use WaitOp::*;
     scope::Scope {
@@ -3399,7 +3405,7 @@ fn waiting_async_scope_complete() {
 /// Every scenario of the waiting's sync scope (`waiting_sync_scope`), complete under loom in both passes; a lost
 /// wake-up is a deadlock loom reports.
 ///
-/// Scope: waiting-sync-2x1 (the receiver with one of receive and close, a sender sending once, from 5 regimes, scenarios that cannot all complete left out; 10 scenarios)
+/// Scope: waiting-sync-2x2 (the receiver with one or two of receive and close, a sender sending once or twice, from 5 regimes, scenarios that cannot all complete left out; 42 scenarios)
 ///
 /// Checks: K-3, K-4, K-7.
 #[test]
