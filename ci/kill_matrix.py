@@ -49,6 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from primitives import primitives  # noqa: E402
+from tree import module_files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "mutants" / "results.json"
@@ -75,15 +76,13 @@ def is_component_model(name):
 def model_checks():
     """{model name: set of invariant IDs} from each model's `Checks:` line."""
     checks = {}
-    for path in sorted((ROOT / "models").glob("*.rs")):
-        if path.stem == "main":
-            continue
+    for stem, path in module_files("models"):
         text = path.read_text()
         for m in re.finditer(r"((?:\s*///[^\n]*\n)+)\s*(?:#\[[^\]]*\]\s*)*#\[test\]\s*"
                              r"(?:#\[[^\]]*\]\s*)*fn\s+(\w+)", text):
             line = re.search(r"Checks:([^\n]*)", m.group(1))
             ids = set(re.findall(r"\b[A-Z]+-\d+\b", line.group(1))) if line else set()
-            checks[f"{path.stem}::{m.group(2)}"] = ids
+            checks[f"{stem}::{m.group(2)}"] = ids
     return checks
 
 
@@ -91,10 +90,7 @@ def model_tiers():
     """{model name: "pr" | "nightly"} for every `#[test]` in models/<p>.rs,
     from its body: `.nightly()` there moves it to the nightly tier."""
     tiers = {}
-    for path in sorted((ROOT / "models").glob("*.rs")):
-        prim = path.stem
-        if prim == "main":
-            continue
+    for prim, path in module_files("models"):
         text = path.read_text()
         for m in re.finditer(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*fn\s+(\w+)\s*\(\s*\)\s*\{", text):
             depth, i = 1, m.end()

@@ -105,7 +105,7 @@ def _block_end(lines, start):
     return len(lines) - 1
 
 
-def tests_in(target, stem, source):
+def tests_in(target, stem, source, path=None):
     lines = source.splitlines()
     # proptest! blocks: (first line, last line, cases).
     blocks = []
@@ -134,7 +134,8 @@ def tests_in(target, stem, source):
             elif above.startswith("///"):
                 doc.insert(0, above[3:])
             j -= 1
-        test = Test(f"{stem}::{name}", target, f"{target}/{stem}.rs", i + 1, cfgs=cfgs)
+        where = str(path.relative_to(ROOT)) if path else f"{target}/{stem}.rs"
+        test = Test(f"{stem}::{name}", target, where, i + 1, cfgs=cfgs)
         for para in doc_paragraphs(doc):
             if para.startswith("Checks:"):
                 test.checks = parse_checks(para[len("Checks:"):])
@@ -157,12 +158,23 @@ def all_tests():
     """Every test of the models and proptests targets, by name."""
     tests = {}
     for target in ("models", "proptests"):
-        for path in sorted((ROOT / target).glob("*.rs")):
-            if path.stem == "main":
-                continue
-            for t in tests_in(target, path.stem, path.read_text()):
+        for stem, path in module_files(target):
+            for t in tests_in(target, stem, path.read_text(), path):
                 tests[t.name] = t
     return tests
+
+
+def module_files(target):
+    """(module, file) for every file of a test target's modules: `<t>/<m>.rs`
+    and the files it includes, `<t>/<m>/*.rs` (a component's models: their
+    tests are the module's, `<m>::<fn>`)."""
+    found = []
+    for path in sorted((ROOT / target).glob("*.rs")):
+        if path.stem == "main":
+            continue
+        found.append((path.stem, path))
+        found.extend((path.stem, part) for part in sorted((ROOT / target / path.stem).glob("*.rs")))
+    return found
 
 
 # ---------------------------------------------------------------------------

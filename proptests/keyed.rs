@@ -288,7 +288,11 @@ fn core_against_its_specification(
             promotions += 1;
         }
         model = next;
-        assert_eq!(core.tracked_keys(), model.tracked_keys(), "tracked keys after {ops:?}");
+        assert_eq!(
+            core.tracked_keys(),
+            model.tracked_keys(),
+            "tracked keys after {ops:?}"
+        );
         assert_eq!(
             core.is_empty(),
             model.ready.is_empty() && model.waiting.is_empty(),
@@ -351,9 +355,15 @@ fn core_scope_every_sequence() {
          promoted_with_one_still_waiting={two_waiting}]",
         KEY_LISTS.len()
     );
-    assert!(promoting > 0, "no sequence had a release promote a waiting message");
+    assert!(
+        promoting > 0,
+        "no sequence had a release promote a waiting message"
+    );
     if depth == 6 {
-        assert!(two_waiting > 0, "no release promoted with a message still waiting");
+        assert!(
+            two_waiting > 0,
+            "no release promoted with a message still waiting"
+        );
     }
 }
 

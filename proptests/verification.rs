@@ -71,6 +71,32 @@ fn modules_of(folder: &str) -> Vec<(String, String)> {
     found
 }
 
+/// `(module, path)` of every file of a test target's modules: `<t>/<m>.rs`
+/// and the files it includes, `<t>/<m>/*.rs` (a component's models, whose
+/// tests are the module's: `<m>::<fn>`).
+fn module_files(folder: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (stem, path) in modules_of(folder) {
+        found.push((stem.clone(), path));
+        let Ok(entries) = fs::read_dir(Path::new(ROOT).join(folder).join(&stem)) else {
+            continue;
+        };
+        let mut parts: Vec<String> = entries
+            .map(|entry| entry.unwrap().path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "rs"))
+            .map(|p| {
+                format!(
+                    "{folder}/{stem}/{}",
+                    p.file_name().unwrap().to_string_lossy()
+                )
+            })
+            .collect();
+        parts.sort();
+        found.extend(parts.into_iter().map(|part| (stem.clone(), part)));
+    }
+    found
+}
+
 /// One entry of a `Checks:` paragraph: an invariant's ID, and what the
 /// test leaves out of it when it checks only a weaker form.
 #[derive(Debug, PartialEq)]
@@ -221,7 +247,7 @@ fn tests_in(module: &str, source: &str) -> Vec<Test> {
 fn all_tests() -> Vec<(&'static str, Test)> {
     let mut all = Vec::new();
     for target in ["models", "proptests"] {
-        for (stem, path) in modules_of(target) {
+        for (stem, path) in module_files(target) {
             let source = read(&path);
             // A whole-file std-only module (the proptests target is).
             let file_std_only = target == "proptests";

@@ -1,0 +1,578 @@
+// The keyed channel's waiting (`src/keyed/waiting.rs`), over the real room
+// and slot list: its subject, scope, regimes and models, checked against
+// `specs/waiting.rs`. Included by `models/keyed.rs` (`include!`, not a
+// module), so that its tests keep their names (`keyed::waiting_...`),
+// which the mutation records, the kill matrix and VERIFICATION.md use.
+
+use crate::specs::waiting as wspec;
+use modelsync::internals::keyed::{WaitingChannel, WaitingReceiver};
+
+/// The waiting's flavours as its scenarios run them: the async flavour's
+/// operations wait through the scenario's `Waiter` and may be given up;
+/// the sync flavour's block their thread, so its scenarios are drawn so
+/// that each can complete (`sync_completable`).
+trait WaitingFlavour: 'static {
+    const NAME: &'static str;
+    const RUST_TYPE: &'static str;
+    const SYNC: bool;
+    fn channel(
+        capacity: usize,
+    ) -> (
+        std::sync::Arc<WaitingChannel<Tracked>>,
+        WaitingReceiver<Tracked>,
+    );
+    /// `None`: given up.
+    fn send(
+        channel: &WaitingChannel<Tracked>,
+        value: Tracked,
+        waiter: &Waiter,
+    ) -> Option<Result<(), Tracked>>;
+    fn recv(receiver: &mut WaitingReceiver<Tracked>, waiter: &Waiter) -> Option<Tracked>;
+    /// One poll of the async send, the future dropped after it: `None`
+    /// if it was pending.
+    fn send_polled_once(
+        _channel: &WaitingChannel<Tracked>,
+        _value: Tracked,
+    ) -> Option<Result<(), Tracked>> {
+        unreachable!("the sync flavour has no futures")
+    }
+    /// One poll of the async receive, the future dropped after it.
+    fn recv_polled_once(_receiver: &mut WaitingReceiver<Tracked>) -> Option<Tracked> {
+        unreachable!("the sync flavour has no futures")
+    }
+}
+
+/// Polls `future` once with a waker that does nothing (a task that polls
+/// once and moves on), then drops it.
+fn poll_once<F: Future>(future: F) -> Option<F::Output> {
+    let future = std::pin::pin!(future);
+    match future.poll(&mut Context::from_waker(std::task::Waker::noop())) {
+        std::task::Poll::Ready(out) => Some(out),
+        std::task::Poll::Pending => None,
+    }
+}
+
+impl WaitingFlavour for Blocking {
+    const NAME: &'static str = "keyed_waiting (sync)";
+    const RUST_TYPE: &'static str = "WaitingSubject<Blocking>";
+    const SYNC: bool = true;
+    fn channel(
+        capacity: usize,
+    ) -> (
+        std::sync::Arc<WaitingChannel<Tracked>>,
+        WaitingReceiver<Tracked>,
+    ) {
+        WaitingChannel::sync(capacity)
+    }
+    fn send(
+        channel: &WaitingChannel<Tracked>,
+        value: Tracked,
+        _: &Waiter,
+    ) -> Option<Result<(), Tracked>> {
+        Some(channel.send_blocking(value))
+    }
+    fn recv(receiver: &mut WaitingReceiver<Tracked>, _: &Waiter) -> Option<Tracked> {
+        Some(receiver.recv_blocking())
+    }
+}
+
+impl WaitingFlavour for Async {
+    const NAME: &'static str = "keyed_waiting (async)";
+    const RUST_TYPE: &'static str = "WaitingSubject<Async>";
+    const SYNC: bool = false;
+    fn channel(
+        capacity: usize,
+    ) -> (
+        std::sync::Arc<WaitingChannel<Tracked>>,
+        WaitingReceiver<Tracked>,
+    ) {
+        WaitingChannel::asynchronous(capacity)
+    }
+    fn send(
+        channel: &WaitingChannel<Tracked>,
+        value: Tracked,
+        waiter: &Waiter,
+    ) -> Option<Result<(), Tracked>> {
+        poll_until(channel.send(value), waiter)
+    }
+    fn recv(receiver: &mut WaitingReceiver<Tracked>, waiter: &Waiter) -> Option<Tracked> {
+        poll_until(receiver.recv(), waiter)
+    }
+    fn send_polled_once(
+        channel: &WaitingChannel<Tracked>,
+        value: Tracked,
+    ) -> Option<Result<(), Tracked>> {
+        poll_once(channel.send(value))
+    }
+    fn recv_polled_once(receiver: &mut WaitingReceiver<Tracked>) -> Option<Tracked> {
+        poll_once(receiver.recv())
+    }
+}
+
+/// The waiting as generated scenarios see it, at capacity 1: thread 1
+/// receives (it owns the receiver) and may close, the other threads send;
+/// the main thread sends and receives before and after.
+struct WaitingSubject<F>(std::marker::PhantomData<F>);
+
+#[derive(Clone, Debug, PartialEq)]
+enum WaitOp {
+    Send(usize),
+    Recv,
+    Close,
+    /// The async flavour's: one poll of a send, dropped if pending.
+    SendPolledOnce(usize),
+    /// The async flavour's: one poll of a receive, dropped if pending.
+    RecvPolledOnce,
+}
+
+struct WaitEnds {
+    channel: std::sync::Arc<WaitingChannel<Tracked>>,
+    receiver: Option<WaitingReceiver<Tracked>>,
+}
+
+const WAITING_CAPACITY: usize = 1;
+
+/// Makes a scenario's sync operations able to complete in every
+/// schedule, since a blocked thread cannot be given up: the sequential
+/// parts never block (a send on a full channel becomes a receive, a
+/// receive on an empty one a send), the receiver receives no more than
+/// is sent before it closes, and what is sent beyond what it receives
+/// fits (else it closes last, which ends every blocked send). No
+/// hand-offs (one could wait on a thread that waits on it).
+fn sync_completable(mut scenario: Scenario<WaitOp>) -> Scenario<WaitOp> {
+    fn sequential(ops: &mut [WaitOp], queued: &mut usize, closed: bool) {
+        for op in ops {
+            match op {
+                WaitOp::Send(_) if !closed && *queued == WAITING_CAPACITY => *op = WaitOp::Recv,
+                WaitOp::Recv if *queued == 0 => *op = WaitOp::Send(0),
+                _ => {}
+            }
+            match op {
+                WaitOp::Send(_) if !closed => *queued += 1,
+                WaitOp::Recv => *queued -= 1,
+                _ => {}
+            }
+        }
+    }
+    scenario.handoffs.clear();
+    let mut queued = 0;
+    sequential(&mut scenario.init, &mut queued, false);
+    let sent: usize = scenario.threads[1..]
+        .iter()
+        .flatten()
+        .filter(|op| matches!(op, WaitOp::Send(_)))
+        .count();
+    let receiver = &mut scenario.threads[0];
+    let closes = receiver.contains(&WaitOp::Close);
+    receiver.retain(|op| *op == WaitOp::Recv);
+    receiver.truncate(queued + sent);
+    let received = receiver.len();
+    let closed = closes || queued + sent - received > WAITING_CAPACITY || receiver.is_empty();
+    if closed {
+        receiver.push(WaitOp::Close);
+    } else {
+        queued = queued + sent - received;
+    }
+    if closed {
+        // How much got in before the close depends on the schedule: the
+        // final part only sends (each refused).
+        scenario.post.retain(|op| matches!(op, WaitOp::Send(_)));
+    } else {
+        sequential(&mut scenario.post, &mut queued, false);
+    }
+    scenario
+}
+
+impl<F: WaitingFlavour> Subject for WaitingSubject<F> {
+    type Spec = wspec::Waiting;
+    type Op = WaitOp;
+    type Actor = WaitEnds;
+    const NAME: &'static str = F::NAME;
+    const RUST_TYPE: &'static str = F::RUST_TYPE;
+
+    fn items(scenario: &Scenario<WaitOp>) -> usize {
+        scenario
+            .ops()
+            .filter(|op| matches!(op, WaitOp::Send(_) | WaitOp::SendPolledOnce(_)))
+            .count()
+    }
+
+    fn canonical(mut scenario: Scenario<WaitOp>) -> Scenario<WaitOp> {
+        let mut next = 0;
+        for op in scenario.ops_mut() {
+            if let WaitOp::Send(item) | WaitOp::SendPolledOnce(item) = op {
+                *item = next;
+                next += 1;
+            }
+        }
+        scenario
+    }
+
+    fn setup(_: &Scenario<WaitOp>) -> (wspec::Waiting, WaitEnds) {
+        let (channel, receiver) = F::channel(WAITING_CAPACITY);
+        let ends = WaitEnds {
+            channel,
+            receiver: Some(receiver),
+        };
+        (wspec::Waiting::new(WAITING_CAPACITY), ends)
+    }
+
+    fn split(main: &mut WaitEnds, _: &Scenario<WaitOp>, thread: usize) -> WaitEnds {
+        WaitEnds {
+            channel: main.channel.clone(),
+            receiver: if thread == 1 {
+                main.receiver.take()
+            } else {
+                None
+            },
+        }
+    }
+
+    fn merge(main: &mut WaitEnds, joined: WaitEnds) {
+        if joined.receiver.is_some() {
+            main.receiver = joined.receiver;
+        }
+    }
+
+    fn run(
+        ends: &mut WaitEnds,
+        op: &WaitOp,
+        rec: &ThreadRecorder<wspec::Waiting>,
+        waiter: &Waiter,
+        ledger: &Ledger,
+    ) {
+        use wspec::{Op, Ret};
+        match *op {
+            WaitOp::Send(item) => {
+                let value = ledger.item(item);
+                let call = rec.call(Op::Send(item));
+                match F::send(&ends.channel, value, waiter) {
+                    Some(Ok(())) => rec.returned(call, Ret::Sent),
+                    Some(Err(_refused)) => rec.returned(call, Ret::Closed),
+                    None => rec.gave_up(call),
+                }
+            }
+            WaitOp::Recv => {
+                let Some(receiver) = ends.receiver.as_mut() else {
+                    return;
+                };
+                let call = rec.call(Op::Recv);
+                match F::recv(receiver, waiter) {
+                    Some(value) => {
+                        rec.returned(call, Ret::Received(value.id()));
+                        ledger.deliver(value);
+                    }
+                    None => rec.gave_up(call),
+                }
+            }
+            WaitOp::Close => {
+                let Some(receiver) = ends.receiver.as_mut() else {
+                    return;
+                };
+                rec.op(Op::Close, || receiver.close(), |_| Ret::Unit);
+            }
+            WaitOp::SendPolledOnce(item) => {
+                let value = ledger.item(item);
+                rec.op(
+                    Op::SendPolledOnce(item),
+                    || F::send_polled_once(&ends.channel, value),
+                    |sent| match sent {
+                        Some(Ok(())) => Ret::Sent,
+                        Some(Err(_refused)) => Ret::Closed,
+                        None => Ret::Pending,
+                    },
+                );
+            }
+            WaitOp::RecvPolledOnce => {
+                let Some(receiver) = ends.receiver.as_mut() else {
+                    return;
+                };
+                let received = rec.op(
+                    Op::RecvPolledOnce,
+                    || F::recv_polled_once(receiver),
+                    |received| match received {
+                        Some(value) => Ret::Received(value.id()),
+                        None => Ret::Pending,
+                    },
+                );
+                if let Some(value) = received {
+                    ledger.deliver(value);
+                }
+            }
+        }
+    }
+
+    fn rust(op: &WaitOp) -> String {
+        format!("WaitOp::{op:?}")
+    }
+
+    fn scenarios() -> BoxedStrategy<Scenario<WaitOp>> {
+        use proptest::prelude::*;
+        let main = prop_oneof![
+            1 => Just(WaitOp::Send(0)),
+            1 => Just(WaitOp::Recv),
+        ]
+        .boxed();
+        let receiver = prop_oneof![
+            4 => Just(WaitOp::Recv),
+            1 => Just(WaitOp::Close),
+        ]
+        .boxed();
+        let sender = Just(WaitOp::Send(0)).boxed();
+        (2usize..=3)
+            .prop_flat_map(move |threads| {
+                let mut parts = vec![receiver.clone()];
+                parts.extend((1..threads).map(|_| sender.clone()));
+                scenario::shape(main.clone(), parts, main.clone(), [2, 3, 2])
+            })
+            .prop_map(|scenario| {
+                let mut scenario = if F::SYNC {
+                    sync_completable(scenario)
+                } else {
+                    scenario
+                };
+                // The receiver closes once, and receives nothing after.
+                let mut closed = false;
+                for op in scenario.threads[0]
+                    .iter_mut()
+                    .chain(scenario.post.iter_mut())
+                {
+                    if closed && matches!(op, WaitOp::Close) {
+                        *op = WaitOp::Recv;
+                    }
+                    closed |= *op == WaitOp::Close;
+                }
+                let mut next = 0;
+                for op in scenario.ops_mut() {
+                    if let WaitOp::Send(item) = op {
+                        *item = next;
+                        next += 1;
+                    }
+                }
+                scenario
+            })
+            .boxed()
+    }
+}
+
+/// The waiting's complete run, sync flavour: generated scenarios of a
+/// receiver thread receiving (and perhaps closing) and a sender thread,
+/// at most 2 operations each, at capacity 1 over the real room and slot
+/// list, with at most 2 operations before and after; every execution of
+/// each explored (both passes, no preemption bound; the run fails
+/// otherwise); every history checked against `specs/waiting.rs`, and a
+/// lost wake-up is a deadlock loom reports.
+///
+/// Checks: K-3, K-7.
+#[test]
+fn waiting_sync_complete_scenarios() {
+    scenario::generated_complete::<WaitingSubject<Blocking>>(
+        model!(),
+        Small {
+            scenarios: 16,
+            threads: 2,
+            sizes: [2, 2, 2],
+        },
+    );
+}
+
+/// The waiting's complete run, async flavour: a receiving thread and a
+/// sending thread of 1 operation each, with up to 3 before (so that the
+/// channel may be full or empty when they start) and 2 after; a blocked
+/// send or receive is given up (cancelled) when nothing else can run, and
+/// its give-up check fails the history if the specification lets it
+/// return (a lost wake-up). Two operations per thread do not all finish
+/// complete within the budget (2 of 16 with weak memory, 3 in the
+/// real-time pass, measured 2026-11-27).
+///
+/// Checks: K-3, K-7.
+#[test]
+fn waiting_async_complete_scenarios() {
+    scenario::generated_complete::<WaitingSubject<Async>>(
+        model!(),
+        Small {
+            scenarios: 32,
+            threads: 2,
+            sizes: [3, 1, 2],
+        },
+    );
+}
+
+/// The waiting's scope, async flavour: the receiver's thread calls one of
+/// receive, one poll of a receive, close; each sender's thread one of
+/// send, one poll of a send; at capacity 1 over the real room and slot
+/// list; from each regime of the waiting's state; then the main thread
+/// polls a receive once (what is left).
+///
+/// The regimes are the situations the waiting's parts can be in when a
+/// race begins (`src/keyed/waiting.rs`): fresh; full (a send must
+/// sleep); drained (the senders' view of the room stale, the next place
+/// the second of its block); the receiver's announcement standing (a
+/// receive that waited and was cancelled: the next write must wake, and
+/// nobody is there); a wake-up kept for the receiver (the write that
+/// answered that announcement notified nobody: the `Notify` keeps a
+/// permit, so the next receive's wait ends at once and it must look
+/// again); closed with a value left; and a block read and recycled with
+/// the room's counts wrapped (three sends and receives). A notification
+/// kept for the senders (`space`'s permit) is no regime: it is left only
+/// by a sleeper chosen and cancelled at once, which needs a race; the
+/// concurrent part reaches it. A sender counted asleep is no regime
+/// either: a sleeper is a thread in the middle of its call. One operation
+/// per thread is what the races need once a regime is set up: a receive
+/// racing a send on an empty channel (the announcement and the write:
+/// exactly one sees the other), a receive racing a sleeping send on a
+/// full one (the room's count and the wake), a close racing a sleeping
+/// send. Two senders (two sleepers and one wake) are no scope: with
+/// three threads, 54 of the 63 scenarios exceed 50,000 executions
+/// (measured 2026-11-28, 16 minutes); the whole channel's hand-written
+/// models race two senders for the room (`senders_share_the_room`,
+/// `capacity_freed_by_a_concurrent_receive`).
+fn waiting_scope() -> scope::Scope<WaitingSubject<Async>> {
+    use WaitOp::*;
+    scope::Scope {
+        name: "waiting-async-2x1",
+        threads: vec![
+            vec![Recv, RecvPolledOnce, Close],
+            vec![Send(0), SendPolledOnce(0)],
+        ],
+        lengths: (1, 1),
+        post: vec![RecvPolledOnce],
+        ordered_threads: false,
+        contract: scope::any_operations,
+        regimes: waiting_regimes(true),
+    }
+}
+
+/// The waiting's regimes (`waiting_scope` says why these), the async
+/// flavour's two announcement regimes only with `polls` (the sync
+/// flavour cannot leave a receive's announcement behind: a blocking
+/// receive returns only with a value).
+fn waiting_regimes<F: WaitingFlavour>(polls: bool) -> Vec<scope::Regime<WaitingSubject<F>>> {
+    use WaitOp::*;
+    let regime = scope::Regime::<WaitingSubject<F>>::new;
+    fn view<F: WaitingFlavour>(e: &WaitEnds) -> modelsync::internals::keyed::WaitingInternals {
+        e.receiver.as_ref().expect("the main thread's").internals()
+    }
+    let mut regimes = vec![
+        regime("fresh", vec![], |e| {
+            let v = view::<F>(e);
+            v.room == (0, 0, false, false, false) && v.slots == (0, 0, false)
+        }),
+        regime("full", vec![Send(0)], |e| {
+            let v = view::<F>(e);
+            v.room == (1, 0, false, false, false) && v.slots == (1, 0, false)
+        }),
+        regime("drained", vec![Send(0), Recv], |e| {
+            let v = view::<F>(e);
+            v.room == (0, 0, true, false, false) && v.slots == (1, 1, false)
+        }),
+        regime("closed_with_a_value_left", vec![Send(0), Close], |e| {
+            let v = view::<F>(e);
+            v.room == (1, 0, false, false, true)
+        }),
+        regime(
+            "block_recycled_counts_wrapped",
+            vec![Send(0), Recv, Send(0), Recv, Send(0), Recv],
+            |e| {
+                let v = view::<F>(e);
+                let (queued, sleepers, _, wrapped, closed) = v.room;
+                (queued, sleepers, wrapped, closed) == (0, 0, true, false)
+                    && v.slots == (4, 1, true)
+            },
+        ),
+    ];
+    if polls {
+        regimes.push(regime("receiver_announced", vec![RecvPolledOnce], |e| {
+            let v = view::<F>(e);
+            v.receiver_announced && !v.receiver_permit && v.room.0 == 0
+        }));
+        regimes.push(regime(
+            "receiver_wake_kept",
+            vec![RecvPolledOnce, Send(0)],
+            |e| {
+                let v = view::<F>(e);
+                v.receiver_permit && !v.receiver_announced && v.room.0 == 1
+            },
+        ));
+    }
+    regimes
+}
+
+/// Whether every blocking call of a sync scenario completes in every
+/// schedule after `prefix` (the sync flavour cannot give a call up): at
+/// capacity 1, the receiver's receives find values whatever the order,
+/// and every send finds room or meets the close.
+fn waiting_sync_completes(prefix: &[WaitOp], threads: &[Vec<WaitOp>]) -> bool {
+    let mut queued = 0usize;
+    let mut closed = false;
+    for op in prefix {
+        match op {
+            WaitOp::Send(_) if !closed => queued += 1,
+            WaitOp::Recv => queued -= 1,
+            WaitOp::Close => closed = true,
+            _ => {}
+        }
+    }
+    let count = |ops: &[WaitOp], f: fn(&WaitOp) -> bool| ops.iter().filter(|op| f(op)).count();
+    let receives = count(&threads[0], |op| *op == WaitOp::Recv);
+    let sends: usize = threads[1..]
+        .iter()
+        .map(|ops| count(ops, |op| matches!(op, WaitOp::Send(_))))
+        .sum();
+    if closed || threads[0].contains(&WaitOp::Close) {
+        // Sends end either way; a receive is sure of a value only if the
+        // prefix left it.
+        receives <= queued
+    } else {
+        receives <= queued + sends && queued + sends - receives <= WAITING_CAPACITY
+    }
+}
+
+/// The waiting's scope, sync flavour: the receiver's thread calls one or
+/// two of receive and close, the sender's thread sends once or twice,
+/// from the regimes a sync history reaches; scenarios in which some call
+/// could block for good are outside the contract
+/// (`waiting_sync_completes`), since a blocked thread cannot be given up;
+/// then nothing (a final receive could block). Two operations, not one:
+/// a sync sender yields once before it sleeps, and loom runs the other
+/// thread first after a yield, so a lone receive always frees the room
+/// before a lone send looks again; a sender sleeps only when the
+/// receiver is itself waiting for its second value (the seeded
+/// `keyed-waiting-sync-sleeper-locks-after-its-count` needs exactly that).
+/// Two senders are no scope: with one operation each, 6 of its 9
+/// scenarios exceed 50,000 executions (measured 2026-11-28).
+fn waiting_sync_scope() -> scope::Scope<WaitingSubject<Blocking>> {
+    use WaitOp::*;
+    scope::Scope {
+        name: "waiting-sync-2x2",
+        threads: vec![vec![Recv, Close], vec![Send(0)]],
+        lengths: (1, 2),
+        post: vec![],
+        ordered_threads: false,
+        contract: waiting_sync_completes,
+        regimes: waiting_regimes(false),
+    }
+}
+
+/// Every scenario of the waiting's async scope (`waiting_scope`), complete under loom in both passes; every history
+/// checked against `specs/waiting.rs`, a given-up receive or send by its
+/// give-up check (a lost wake-up), every item delivered or dropped once.
+///
+/// Scope: waiting-async-2x1 (the receiver with one operation of 3, a sender with one of 2, from 7 regimes; 42 scenarios)
+///
+/// Checks: K-3, K-4, K-7.
+#[test]
+fn waiting_async_scope_complete() {
+    scope::every_scenario(model!(), waiting_scope());
+}
+
+/// Every scenario of the waiting's sync scope (`waiting_sync_scope`), complete under loom in both passes; a lost
+/// wake-up is a deadlock loom reports.
+///
+/// Scope: waiting-sync-2x2 (the receiver with one or two of receive and close, a sender sending once or twice, from 5 regimes, scenarios that cannot all complete left out; 42 scenarios)
+///
+/// Checks: K-3, K-4, K-7.
+#[test]
+fn waiting_sync_scope_complete() {
+    scope::every_scenario(model!(), waiting_sync_scope());
+}
