@@ -3,7 +3,7 @@
 //! and which sleeper a push wakes. The property test
 //! `runtime::idle_counters_match_reference` steps it beside the real
 //! counters; the models' histories are checked against it
-//! (`models/runtime.rs`, "The sleep/wake handshake on its own").
+//! (`models/runtime/idle.rs`).
 //!
 //! State: each worker's stage (running, searching, sleeping), the
 //! sleepers in the order they went to sleep, the workers that looked

@@ -2,7 +2,7 @@
 //! its own: which tasks each shard lists, and whether shutdown has closed
 //! it. The property test `runtime::live_tasks_match_reference` steps it
 //! beside the real list; the models' histories are checked against it
-//! (`models/runtime.rs`, "The live-task list on its own").
+//! (`models/runtime/live_tasks.rs`).
 //!
 //! State: per shard, the entries it lists and whether it is closed. An
 //! operation names the shard of its entry (the list's `shard_of`: fixed

@@ -1,7 +1,6 @@
 //! The keyed channel's release stack (`src/keyed/intake.rs`), a component
 //! on its own: dropped messages' envelopes pushed by any thread, taken
-//! all at once by the one receiver. Its models (`models/keyed.rs`,
-//! "Components") check their histories against this.
+//! all at once by the one receiver. Its models (`models/keyed/release_stack.rs`) check their histories against this.
 //!
 //! State: what was pushed and not taken, oldest first; whether the taker
 //! announced that it waits; whether it closed the stack. A push onto a

@@ -1,6 +1,6 @@
 //! The keyed channel's room (`src/keyed/room.rs`), a component on its own:
 //! the capacity's two counts, the senders asleep for room, and whether the
-//! receiver is gone. Its models (`models/keyed.rs`, "Components") check
+//! receiver is gone. Its models (`models/keyed/room.rs`) check
 //! their histories against this.
 //!
 //! State: messages taken and not received, sleeping senders counted, and

@@ -1,7 +1,6 @@
 //! The keyed channel's slot list (`src/keyed/slots.rs`), a component on
 //! its own: many writers append, one reader takes in the order the
-//! writers claimed their places. Its models (`models/keyed.rs`,
-//! "Components") check their histories against this.
+//! writers claimed their places. Its models (`models/keyed/slot_list.rs`) check their histories against this.
 //!
 //! A push is two steps, each an operation of the history with the push's
 //! own interval (the subject records both around the one call): `Claim`

@@ -2,8 +2,7 @@
 //! its own: the task's stage as the parties that race on it see it, and
 //! who holds its references. The property test
 //! `runtime::task_state_matches_reference` steps it beside the real word;
-//! the models' histories are checked against it (`models/runtime.rs`,
-//! "Components").
+//! the models' histories are checked against it (`models/runtime/task_state.rs`).
 //!
 //! State: the stage bits (running, complete, notified, cancelled, join
 //! interest, join waker) and the holders of references: the queue (at

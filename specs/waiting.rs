@@ -1,7 +1,7 @@
 //! The keyed channel's waiting (`src/keyed/waiting.rs`), a component on its
 //! own, run over the real room and slot list (`WaitingChannel`): with
 //! them, a bounded first-in first-out channel of one receiver. Its models
-//! (`models/keyed.rs`, "Components") check their histories against this.
+//! (`models/keyed/waiting.rs`) check their histories against this.
 //!
 //! State: the values sent and not received, in the order their sends
 //! linearized; the capacity; whether the receiver closed. `Send` waits

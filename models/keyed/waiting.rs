@@ -576,3 +576,55 @@ fn waiting_async_scope_complete() {
 fn waiting_sync_scope_complete() {
     scope::every_scenario(model!(), waiting_sync_scope());
 }
+
+/// Two senders asleep on a full channel of capacity 2 while the receiver
+/// takes both values, and nothing more until both senders are done: each
+/// receive frees room with a sleeper counted and notifies once, and both
+/// notifications must reach a sender, since the two receives are all the
+/// senders get (a later receive would wake a sender that a lost
+/// notification left asleep, and hide the loss). Needs capacity 2 and two
+/// senders, which no scope of the waiting holds (three threads exceed the
+/// budget; `waiting_scope`). A notification lost (two `notify_one`s before
+/// either sleeper registered, collapsing into one permit) leaves a sender
+/// asleep on a channel with room: loom reports the deadlock. Every value
+/// is delivered once (K-4).
+///
+/// Checks: K-3, K-4, K-7.
+#[test]
+fn waiting_async_two_sleepers_woken_by_two_frees() {
+    let both_asleep = Reach::new("two_senders_counted_asleep_before_a_receive");
+    let r = both_asleep.clone();
+    // Bound 2: complete, it runs for more than fifteen minutes (measured
+    // 2026-11-28); a lost notification needs no preemption beyond the
+    // two senders' pauses between their count and their registration.
+    model!()
+        .preemption_bound(2)
+        .reach(&both_asleep)
+        .check(move || {
+            let ledger = Ledger::new(4);
+            let (channel, mut receiver) = WaitingChannel::<Tracked>::asynchronous(2);
+            for id in 0..2 {
+                modelsync::block_on(channel.send(ledger.item(id))).expect("room for two");
+            }
+            let senders: Vec<_> = (2..4)
+                .map(|id| {
+                    let (channel, value) = (channel.clone(), ledger.item(id));
+                    thread::spawn(move || {
+                        modelsync::block_on(channel.send(value)).expect("the receiver is there")
+                    })
+                })
+                .collect();
+            // A diagnostic read (no synchronisation): both counted asleep.
+            r.hit_if(receiver.internals().room.1 == 2);
+            for _ in 0..2 {
+                ledger.deliver(modelsync::block_on(receiver.recv()));
+            }
+            for sender in senders {
+                sender.join().unwrap();
+            }
+            for _ in 0..2 {
+                ledger.deliver(modelsync::block_on(receiver.recv()));
+            }
+            ledger.assert_all_delivered_once();
+        });
+}

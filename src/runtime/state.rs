@@ -5,7 +5,7 @@
 //!
 //! Reached from outside the crate only through the hidden
 //! `modelsync::internals`, so that the state machine can be model-checked
-//! and property-tested on its own (`models/runtime.rs`,
+//! and property-tested on its own (`models/runtime/task_state.rs`,
 //! `proptests/runtime.rs`); it is not an API for users, and changes with
 //! the runtime.
 //!
