@@ -594,9 +594,11 @@ fn waiting_sync_scope_complete() {
 fn waiting_async_two_sleepers_woken_by_two_frees() {
     let both_asleep = Reach::new("two_senders_counted_asleep_before_a_receive");
     let r = both_asleep.clone();
-    // Bound 2: complete, it runs for more than fifteen minutes (measured
-    // 2026-11-28); a lost notification needs no preemption beyond the
-    // two senders' pauses between their count and their registration.
+    // Bound 2 (2 s): bound 3 takes 52 s, and complete it runs for more
+    // than fifteen minutes (measured 2026-11-28); a lost notification
+    // needs no preemption beyond the two senders' pauses between their
+    // count and their registration, and bound 2 kills the seeded
+    // `keyed-waiting-async-sender-registers-after-count`.
     model!()
         .preemption_bound(2)
         .reach(&both_asleep)
