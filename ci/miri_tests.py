@@ -255,19 +255,17 @@ def test_source(test):
             # `mod tests` may be its own file beside the module.
             candidates += [base / "tests.rs"]
     else:
+        # The module's file and the files it includes (`models/<m>/*.rs`).
         candidates = [ROOT / target / f"{parts[0]}.rs"]
+        candidates += sorted((ROOT / target / parts[0]).glob("*.rs"))
     for c in candidates:
-        if c.is_file():
+        if c.is_file() and re.search(rf"\bfn\s+{re.escape(parts[-1])}\b", c.read_text()):
             return c, parts[-1]
     return None
 
 
 def test_exists(test):
-    found = test_source(test)
-    if not found:
-        return False
-    path, fn = found
-    return re.search(rf"\bfn\s+{re.escape(fn)}\b", path.read_text()) is not None
+    return test_source(test) is not None
 
 
 # --- Timing libtest's tests as their lines arrive ---------------------------

@@ -26,6 +26,7 @@
 //! - a send's poll may answer `Pending` with room there only if a
 //!   receive that took a value overlapped it (its value read, its room
 //!   not yet freed).
+//!
 //! A poll that answers `Pending` with no such call in flight fails the
 //! history.
 //!

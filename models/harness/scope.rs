@@ -80,8 +80,13 @@ pub struct Scope<P: Subject> {
     /// most as often as permits can be given; a sync channel's blocking
     /// calls can all complete). Scenarios it refuses are not in the scope;
     /// the result line says how many were left out.
-    pub contract: fn(&[P::Op], &[Vec<P::Op>]) -> bool,
+    pub contract: Contract<P::Op>,
 }
+
+/// [`Scope::contract`]: whether the threads' operations (the second
+/// argument), after the regime's prefix (the first), are within the
+/// component's contract.
+pub type Contract<Op> = fn(&[Op], &[Vec<Op>]) -> bool;
 
 /// A [`Scope::contract`] that allows every scenario.
 pub fn any_operations<Op>(_: &[Op], _: &[Vec<Op>]) -> bool {

@@ -45,8 +45,13 @@ trait WaitingFlavour: 'static {
 /// Polls `future` once with a waker that does nothing (a task that polls
 /// once and moves on), then drops it.
 fn poll_once<F: Future>(future: F) -> Option<F::Output> {
+    struct Nothing;
+    impl std::task::Wake for Nothing {
+        fn wake(self: std::sync::Arc<Self>) {}
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Nothing));
     let future = std::pin::pin!(future);
-    match future.poll(&mut Context::from_waker(std::task::Waker::noop())) {
+    match future.poll(&mut Context::from_waker(&waker)) {
         std::task::Poll::Ready(out) => Some(out),
         std::task::Poll::Pending => None,
     }
@@ -363,11 +368,15 @@ impl<F: WaitingFlavour> Subject for WaitingSubject<F> {
 /// otherwise); every history checked against `specs/waiting.rs`, and a
 /// lost wake-up is a deadlock loom reports.
 ///
+/// Nightly: the main job's complete run is `keyed::waiting_sync_scope_complete`, every
+/// scenario of a stated scope; these drawn scenarios complement it (their
+/// initial and final parts drawn, where the scope fixes them).
+///
 /// Checks: K-3, K-7.
 #[test]
 fn waiting_sync_complete_scenarios() {
     scenario::generated_complete::<WaitingSubject<Blocking>>(
-        model!(),
+        model!().nightly(),
         Small {
             scenarios: 16,
             threads: 2,
@@ -385,11 +394,15 @@ fn waiting_sync_complete_scenarios() {
 /// complete within the budget (2 of 16 with weak memory, 3 in the
 /// real-time pass, measured 2026-11-27).
 ///
+/// Nightly: the main job's complete run is `keyed::waiting_async_scope_complete`, every
+/// scenario of a stated scope; these drawn scenarios complement it (their
+/// initial and final parts drawn, where the scope fixes them).
+///
 /// Checks: K-3, K-7.
 #[test]
 fn waiting_async_complete_scenarios() {
     scenario::generated_complete::<WaitingSubject<Async>>(
-        model!(),
+        model!().nightly(),
         Small {
             scenarios: 32,
             threads: 2,

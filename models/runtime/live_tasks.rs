@@ -246,11 +246,15 @@ fn live_tasks_generated_scenarios() {
 /// bound; the run fails otherwise); every history checked against
 /// `specs/live_tasks.rs`.
 ///
+/// Nightly: the main job's complete run is `runtime::live_tasks_scope_complete`, every
+/// scenario of a stated scope; these drawn scenarios complement it (their
+/// initial and final parts drawn, where the scope fixes them).
+///
 /// Checks: R-11.
 #[test]
 fn live_tasks_complete_scenarios() {
     scenario::generated_complete::<LiveTasksSubject>(
-        model!(),
+        model!().nightly(),
         Small {
             scenarios: 16,
             threads: 3,

@@ -660,11 +660,17 @@ fn task_state_generated_scenarios() {
 /// preemption bound; the run fails otherwise); every transition's history
 /// checked against `specs/task_state.rs`.
 ///
+/// Nightly: the main job's complete runs are the two scopes,
+/// `runtime::task_state_scope_worker_and_waker_complete` and
+/// `runtime::task_state_scope_worker_and_handle_complete`, every
+/// scenario of a stated scope; these drawn scenarios complement them (their
+/// initial and final parts drawn, where the scope fixes them).
+///
 /// Checks.
 #[test]
 fn task_state_complete_scenarios() {
     scenario::generated_complete::<TaskStateSubject>(
-        model!(),
+        model!().nightly(),
         Small {
             scenarios: 64,
             threads: 2,
@@ -999,11 +1005,15 @@ fn join_waker_generated_scenarios() {
 /// `specs/task_state.rs`, and the completer woke the handle's last waker
 /// exactly once.
 ///
+/// Nightly: the main job's complete run is `runtime::join_waker_scope_complete`, every
+/// scenario of a stated scope; these drawn scenarios complement it (their
+/// initial and final parts drawn, where the scope fixes them).
+///
 /// Checks.
 #[test]
 fn join_waker_complete_scenarios() {
     scenario::generated_complete::<JoinWakerSubject>(
-        model!(),
+        model!().nightly(),
         Small {
             scenarios: 16,
             threads: 2,
@@ -1040,7 +1050,7 @@ fn join_waker_scope() -> scope::Scope<JoinWakerSubject> {
             && handle
                 .iter()
                 .position(|op| *op == DropHandle)
-                .is_none_or(|at| at + 1 == handle.len())
+                .map_or(true, |at| at + 1 == handle.len())
     }
     scope::Scope {
         name: "join-waker-2x2",
