@@ -347,14 +347,8 @@ impl<F: WaitingFlavour> Subject for WaitingSubject<F> {
                     }
                     closed |= *op == WaitOp::Close;
                 }
-                let mut next = 0;
-                for op in scenario.ops_mut() {
-                    if let WaitOp::Send(item) = op {
-                        *item = next;
-                        next += 1;
-                    }
-                }
-                scenario
+                // Items numbered in scenario order, as a scope's are.
+                Self::canonical(scenario)
             })
             .boxed()
     }
