@@ -44,7 +44,7 @@ TABLE_HEADER = "| model | tier | pull requests |"
 
 # The status vocabulary, strongest first. A test's status is one of these;
 # an invariant's is the strongest of its tests that check it fully.
-LOOM_COMPLETE = "loom complete for its scenarios"
+LOOM_COMPLETE = "loom complete in scope: each model's own scenario"
 LOOM_BOUNDED = "loom bounded"
 SHUTTLE = "shuttle"
 PROPERTY = "property test"
@@ -287,7 +287,7 @@ def logic(text):
     return out
 
 
-SHORT = {LOOM_COMPLETE: "loom complete (scenarios)", LOOM_BOUNDED: "loom bounded", SHUTTLE: "shuttle only",
+SHORT = {LOOM_COMPLETE: "loom no bound", LOOM_BOUNDED: "loom bounded", SHUTTLE: "shuttle only",
          PROPERTY: "property test only", STD: "std test only"}
 
 
