@@ -195,7 +195,8 @@ impl Recorded<'_> {
 /// key 0 and waits for the next one on it, which the release promotes
 /// and must wake the receiver for (a lost wake-up would hang: the seeded
 /// busy-wait design's "a release wakes nobody"). What the releasing
-/// thread did before dropping its message is visible to the next holder.
+/// thread did before dropping its message is visible to the next holder
+/// (the value's own `Drop`: `value_drop_precedes_the_next_receive`).
 fn release_races_blocked_recv<F: Flavour>(model: Model) {
     let waited = Reach::new("receiver_blocked_before_the_release");
     let r = waited.clone();
@@ -251,6 +252,87 @@ fn sync_release_races_blocked_recv() {
 #[test]
 fn async_release_races_blocked_recv() {
     release_races_blocked_recv::<Async>(model!());
+}
+
+/// A value whose `Drop` writes an atomic (relaxed), in a message on key 0
+/// that a worker drops while the receiver waits for the next message on
+/// that key: the receiver must see the write once it has the next
+/// message (K-9: "everything done before dropping a message (its value's
+/// `Drop` included) happens-before the next message on any of its keys is
+/// received"). A `Drop` that runs after the keys are released (the blind
+/// bug `keyed-blind-value-dropped-after-release`) leaves a point where the
+/// receiver runs first: the write is an atomic access, so loom may switch
+/// to the receiver before it, which `release_races_blocked_recv`'s values
+/// (whose `Drop` touches no model state) never give it.
+fn value_drop_precedes_the_next_receive<Tx: Send + 'static, Rx: 'static>(
+    model: Model,
+    channel: fn() -> (Tx, Rx),
+    send: fn(&Tx, Option<WritesOnDrop>),
+    recv: fn(&mut Rx) -> Message<u8, Option<WritesOnDrop>>,
+) {
+    use modelsync::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    let early = Reach::new("receive_began_before_the_drop");
+    let r = early.clone();
+    model.reach(&early).check(move || {
+        let (tx, mut rx) = channel();
+        let written = modelsync::sync::Arc::new(AtomicBool::new(false));
+        send(&tx, Some(WritesOnDrop(written.clone())));
+        send(&tx, None);
+        let first = recv(&mut rx);
+        let dropping = modelsync::sync::Arc::new(AtomicBool::new(false));
+        let worker = {
+            let dropping = dropping.clone();
+            thread::spawn(move || {
+                // Relaxed: only labels the execution.
+                dropping.store(true, Relaxed);
+                drop(first);
+            })
+        };
+        // Relaxed: only labels the execution.
+        r.hit_if(!dropping.load(Relaxed));
+        let second = recv(&mut rx);
+        assert!(second.value().is_none());
+        // Relaxed: the channel's release and receive must order it.
+        assert!(
+            written.load(Relaxed),
+            "received the next message on the key before the previous value's `Drop` was visible"
+        );
+        worker.join().unwrap();
+        drop((second, tx, rx));
+    });
+}
+
+/// A value that records its drop in an atomic (relaxed).
+struct WritesOnDrop(modelsync::sync::Arc<modelsync::sync::atomic::AtomicBool>);
+
+impl Drop for WritesOnDrop {
+    fn drop(&mut self) {
+        // Relaxed: what orders it for the reader is the channel (K-9).
+        self.0
+            .store(true, modelsync::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Checks: K-9.
+#[test]
+fn sync_value_drop_precedes_the_next_receive() {
+    value_drop_precedes_the_next_receive(
+        model!(),
+        || keyed::sync_channel(2),
+        |tx, value| tx.send([0], value).expect("room"),
+        |rx| rx.recv().expect("a message"),
+    );
+}
+
+/// Checks: K-9.
+#[test]
+fn async_value_drop_precedes_the_next_receive() {
+    value_drop_precedes_the_next_receive(
+        model!(),
+        || keyed::channel(2),
+        |tx, value| tx.try_send([0], value).expect("room"),
+        |rx| modelsync::block_on(rx.recv()).expect("a message"),
+    );
 }
 
 /// `try_send` on a full channel (capacity 1) while another thread
@@ -1205,6 +1287,10 @@ enum KeyedOp {
     TrySend(Vec<u8>, usize),
     Recv,
     TryRecv,
+    /// One poll of the async `send`, the future dropped after it.
+    SendPolledOnce(Vec<u8>, usize),
+    /// One poll of the async `recv`, the future dropped after it.
+    RecvPolledOnce,
     /// Drops the oldest message this thread holds.
     Release,
     /// Takes the value of the oldest message this thread holds.
@@ -1232,6 +1318,20 @@ trait ScenarioFlavour: Flavour {
         waiter: &Waiter,
     ) -> Option<Result<(), SendError<Tracked>>>;
     fn wait_recv(rx: &mut Self::Rx, waiter: &Waiter) -> Option<Result<Msg, RecvError>>;
+    /// One poll of the async `send`: `None` if it was pending.
+    fn send_polled_once(
+        _tx: &Self::Tx,
+        _keys: &[u8],
+        _value: Tracked,
+    ) -> Option<Result<(), SendError<Tracked>>> {
+        unreachable!("the sync flavour has no futures")
+    }
+    /// One poll of the async `recv`: `None` if it was pending.
+    fn recv_polled_once(_rx: &mut Self::Rx) -> Option<Result<Msg, RecvError>> {
+        unreachable!("the sync flavour has no futures")
+    }
+    /// The channel's situation (a scope's regimes).
+    fn internals(rx: &mut Self::Rx) -> modelsync::internals::keyed::ChannelInternals;
 }
 
 /// Polls `future` until it is ready, parking between polls; `None` if the
@@ -1265,6 +1365,9 @@ impl ScenarioFlavour for Blocking {
     fn wait_recv(rx: &mut Self::Rx, _: &Waiter) -> Option<Result<Msg, RecvError>> {
         Some(<Self as Flavour>::recv(rx))
     }
+    fn internals(rx: &mut Self::Rx) -> modelsync::internals::keyed::ChannelInternals {
+        rx.internals()
+    }
 }
 
 impl ScenarioFlavour for Async {
@@ -1281,6 +1384,19 @@ impl ScenarioFlavour for Async {
     }
     fn wait_recv(rx: &mut Self::Rx, waiter: &Waiter) -> Option<Result<Msg, RecvError>> {
         poll_until(rx.recv(), waiter)
+    }
+    fn send_polled_once(
+        tx: &Self::Tx,
+        keys: &[u8],
+        value: Tracked,
+    ) -> Option<Result<(), SendError<Tracked>>> {
+        poll_once(tx.send(keys.iter().copied(), value))
+    }
+    fn recv_polled_once(rx: &mut Self::Rx) -> Option<Result<Msg, RecvError>> {
+        poll_once(rx.recv())
+    }
+    fn internals(rx: &mut Self::Rx) -> modelsync::internals::keyed::ChannelInternals {
+        rx.internals()
     }
 }
 
@@ -1303,15 +1419,48 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
     /// 24: the channel makes most of the real-time promises (order between
     /// sends, `Full`, `Empty`). Measured on H2 (2026-11-27), first passes:
     /// sync 10.5 s for 8, 20.7 s for 24; async 9.3 s and 27.4 s (the
-    /// real-time passes a few seconds more): about 15 s of the main job's
-    /// wall time, two models running at once.
+    /// real-time passes a few seconds more). Both run in the nightly since
+    /// the whole channel's scope (`async_scope_complete`) is the main
+    /// job's complete run of the channel (2026-11-28).
     const LOOM_SCENARIOS: u64 = 24;
 
     fn items(scenario: &Scenario<KeyedOp>) -> usize {
         scenario
             .ops()
-            .filter(|op| matches!(op, KeyedOp::Send(..) | KeyedOp::TrySend(..)))
+            .filter(|op| {
+                matches!(
+                    op,
+                    KeyedOp::Send(..) | KeyedOp::TrySend(..) | KeyedOp::SendPolledOnce(..)
+                )
+            })
             .count()
+    }
+
+    /// Items numbered in scenario order, keys renamed in the order they
+    /// first appear.
+    fn canonical(mut scenario: Scenario<KeyedOp>) -> Scenario<KeyedOp> {
+        let mut items = 0;
+        let mut names: Vec<u8> = Vec::new();
+        for op in scenario.ops_mut() {
+            if let KeyedOp::Send(keys, id)
+            | KeyedOp::TrySend(keys, id)
+            | KeyedOp::SendPolledOnce(keys, id) = op
+            {
+                *id = items;
+                items += 1;
+                for key in keys.iter_mut() {
+                    let name = match names.iter().position(|k| k == key) {
+                        Some(at) => at,
+                        None => {
+                            names.push(*key);
+                            names.len() - 1
+                        }
+                    };
+                    *key = u8::try_from(name).expect("few keys");
+                }
+            }
+        }
+        scenario
     }
 
     fn setup(scenario: &Scenario<KeyedOp>) -> (kspec::Keyed<u8>, KeyedActor<F>) {
@@ -1336,9 +1485,15 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
         // Main keeps its own sender (index 0); thread `t` takes the last one
         // left, so that each thread has exactly one, unless the initial
         // part dropped them (a `DropSender` there takes the last one too):
-        // then it has none, and its sends are skipped.
-        let senders = main.senders.pop().into_iter().collect();
+        // then it has none, and its sends are skipped. Workers first: the
+        // receiver's thread takes one only if every worker can still have
+        // one, so that after two drops a worker's sender is the last.
         let workers = scenario.threads.len() - 1;
+        let senders = if thread != 1 || main.senders.len() > workers {
+            main.senders.pop().into_iter().collect()
+        } else {
+            Vec::new()
+        };
         let (rx, held) = if thread == 1 {
             (main.rx.take(), Default::default())
         } else {
@@ -1412,6 +1567,42 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
                 );
                 drop(sent); // a value handed back goes here
             }
+            KeyedOp::SendPolledOnce(keys, id) => {
+                let value = ledger.item(*id);
+                let Some(tx) = actor.senders.first() else {
+                    return;
+                };
+                let sent = rec.op(
+                    Op::SendPolledOnce(keys.clone(), *id),
+                    || F::send_polled_once(tx, keys, value),
+                    |r| match r {
+                        None => Ret::Pending,
+                        Some(sent) => {
+                            Ret::Sent(sent.as_ref().map(|_| ()).map_err(|_| SendErr::Disconnected))
+                        }
+                    },
+                );
+                drop(sent); // a value handed back goes here
+            }
+            KeyedOp::RecvPolledOnce => {
+                let Some(rx) = actor.rx.as_mut() else { return };
+                let got = rec.op(
+                    Op::RecvPolledOnce,
+                    || F::recv_polled_once(rx),
+                    |r| match r {
+                        None => Ret::Pending,
+                        Some(got) => Ret::Received(
+                            got.as_ref()
+                                .map(|m| m.value().id())
+                                .map_err(|_| RecvErr::Disconnected),
+                        ),
+                    },
+                );
+                if let Some(Ok(message)) = got {
+                    ledger.delivered_id(message.value().id());
+                    actor.held.push_back(message);
+                }
+            }
             KeyedOp::Recv => {
                 let Some(rx) = actor.rx.as_mut() else { return };
                 let call = rec.call(Op::Recv);
@@ -1479,6 +1670,9 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
         match op {
             KeyedOp::Send(keys, id) => format!("KeyedOp::Send(vec!{keys:?}, {id})"),
             KeyedOp::TrySend(keys, id) => format!("KeyedOp::TrySend(vec!{keys:?}, {id})"),
+            KeyedOp::SendPolledOnce(keys, id) => {
+                format!("KeyedOp::SendPolledOnce(vec!{keys:?}, {id})")
+            }
             other => format!("KeyedOp::{other:?}"),
         }
     }
@@ -1582,7 +1776,7 @@ fn keyed_rules(mut scenario: Scenario<KeyedOp>, sync: bool) -> Scenario<KeyedOp>
 /// returns, not the errors' `Display`, `Debug` or conversions).
 #[test]
 fn sync_generated_scenarios() {
-    scenario::generated::<KeyedSubject<Blocking>>(model!());
+    scenario::generated::<KeyedSubject<Blocking>>(model!().nightly());
 }
 
 /// The sync channel's complete run: generated scenarios of two threads,
@@ -1613,6 +1807,163 @@ fn sync_complete_scenarios() {
 #[test]
 fn async_generated_scenarios() {
     scenario::generated::<KeyedSubject<Async>>(model!().nightly());
+}
+
+/// The whole channel's scope, async flavour (keyed-async-2x1): the
+/// receiver's thread calls one of receive, one poll of a receive,
+/// `try_recv` and the receiver's drop; a worker's thread one of a send
+/// (on a key the prefix used, on another, on both), one poll of a send,
+/// `try_send`, the release of a message the prefix received, and its
+/// sender's drop; at capacity 2; from each regime of the channel's state;
+/// then the main thread releases everything and receives what is left.
+///
+/// The regimes are the channel's situations when a race begins, one per
+/// part that keeps state between calls (`src/keyed/mod.rs`, "How it
+/// works"), each in the situations its own scope lists, plus the key
+/// table's: fresh; a message queued and not yet filed (the receiver reads
+/// places only when it receives); full (a send must wait for room); a key
+/// held by a received message (a release races the receiver); a message
+/// filed and waiting for that key (a release promotes it, racing a
+/// receive); a multi-key message waiting (a send on its second key must
+/// queue behind it, K-2); a release pushed and not taken in (a receive
+/// must take it first); the receiver's announcement standing on an empty
+/// channel (a receive polled once and dropped: the next write must wake
+/// it); the same while a message waits for a held key (the next release
+/// must wake it: `keyed-release-wakes-nobody`); a wake-up kept for the
+/// receiver (the `Notify`'s permit); the slot blocks recycled and the
+/// room's counts wrapped (three messages through, the last release not
+/// taken in); the worker's sender the last one (its drop must wake a
+/// waiting receive with `Disconnected`); and the receiver gone with a
+/// message still out (its release settles the channel). A sender counted
+/// asleep is no regime: a sleeper is a thread in the middle of its call,
+/// which the concurrent part reaches (a send on the full channel).
+///
+/// One operation per thread is what the channel's races need once a
+/// regime is set up: a receive racing a send (the announcement and the
+/// write), a release racing a receive (the stack's announcement), a send
+/// racing a free (the room), a drop racing either. Two senders racing for
+/// the room are the waiting's model (`waiting_async_two_sleepers_woken_by_two_frees`)
+/// and the hand-written `senders_share_the_room`.
+fn async_scope() -> scope::Scope<KeyedSubject<Async>> {
+    use KeyedOp::*;
+    scope::Scope {
+        name: "keyed-async-2x1",
+        threads: vec![
+            vec![Recv, RecvPolledOnce, TryRecv, DropReceiver],
+            vec![
+                Send(vec![0], 0),
+                Send(vec![1], 0),
+                Send(vec![0, 1], 0),
+                SendPolledOnce(vec![0], 0),
+                TrySend(vec![0], 0),
+                Release,
+                DropSender,
+            ],
+        ],
+        lengths: (1, 1),
+        post: vec![ReleaseAll, TryRecv, ReleaseAll, TryRecv],
+        // Thread 1 owns the receiver.
+        ordered_threads: true,
+        contract: scope::any_operations,
+        regimes: keyed_regimes(),
+    }
+}
+
+/// The channel's regimes (`async_scope` says why these).
+fn keyed_regimes<F: ScenarioFlavour>() -> Vec<scope::Regime<KeyedSubject<F>>> {
+    use KeyedOp::*;
+    let regime = scope::Regime::<KeyedSubject<F>>::new;
+    fn view<F: ScenarioFlavour>(
+        e: &mut KeyedActor<F>,
+    ) -> modelsync::internals::keyed::ChannelInternals {
+        F::internals(e.rx.as_mut().expect("the main thread's"))
+    }
+    let a = || Send(vec![0], 0);
+    let held = || vec![Send(vec![0], 0), TryRecv];
+    let waiting = || vec![Send(vec![0], 0), TryRecv, Send(vec![0], 0), TryRecv];
+    let mut through = Vec::new();
+    for _ in 0..3 {
+        through.extend([a(), TryRecv, Release]);
+    }
+    vec![
+        regime("fresh", vec![], |e| {
+            let v = view(e);
+            v.room.0 == 0 && v.out == 0 && v.ready + v.waiting == 0 && v.releases == "empty"
+        }),
+        regime("queued_not_filed", vec![a()], |e| {
+            let v = view(e);
+            v.room.0 == 1 && v.ready + v.waiting == 0
+        }),
+        regime("full", vec![a(), Send(vec![1], 0)], |e| view(e).room.0 == 2),
+        regime("key_held", held(), |e| {
+            let v = view(e);
+            v.out == 1 && v.tracked_keys == 1 && v.room.0 == 0 && e.held.len() == 1
+        }),
+        regime("waiting_for_a_held_key", waiting(), |e| {
+            let v = view(e);
+            v.waiting == 1 && v.out == 1 && v.room.0 == 1 && e.held.len() == 1
+        }),
+        regime(
+            "multi_key_message_waiting",
+            vec![a(), TryRecv, Send(vec![0, 1], 0), TryRecv],
+            |e| {
+                let v = view(e);
+                v.waiting == 1 && v.tracked_keys == 2
+            },
+        ),
+        regime(
+            "release_not_taken_in",
+            [waiting(), vec![Release]].concat(),
+            |e| {
+                let v = view(e);
+                v.releases == "holding" && v.waiting == 1 && e.held.is_empty()
+            },
+        ),
+        regime("receiver_announced", vec![RecvPolledOnce], |e| {
+            let v = view(e);
+            v.receiver_announced && v.releases == "announced" && !v.receiver_permit
+        }),
+        regime(
+            "receiver_announced_waiting_for_a_key",
+            vec![a(), TryRecv, a(), RecvPolledOnce],
+            |e| {
+                let v = view(e);
+                v.waiting == 1 && v.releases == "announced" && e.held.len() == 1
+            },
+        ),
+        regime("receiver_wake_kept", vec![RecvPolledOnce, a()], |e| {
+            let v = view(e);
+            v.receiver_permit && v.room.0 == 1
+        }),
+        regime("blocks_recycled_counts_wrapped", through, |e| {
+            let v = view(e);
+            v.slots.2 && v.room.3 && v.releases == "holding"
+        }),
+        regime(
+            "last_sender_the_workers",
+            vec![DropSender, DropSender],
+            |e| view(e).senders == 1,
+        ),
+        regime(
+            "receiver_gone_with_a_message_out",
+            [held(), vec![DropReceiver]].concat(),
+            |e| e.rx.is_none() && e.held.len() == 1,
+        ),
+    ]
+}
+
+/// Every scenario of the whole channel's async scope (`async_scope`),
+/// complete under loom in both passes; every history checked against
+/// `specs/keyed.rs` (a poll's `Pending` only where the channel would wait
+/// or with its reason in the history), a given-up receive or send by its
+/// give-up check (a lost wake-up), every item delivered or dropped once.
+///
+/// Scope: keyed-async-2x1 (the receiver's thread with one operation of 4, a worker with one of 7, from 13 regimes; 364 scenarios, 352 after renaming)
+///
+/// Checks: K-1, K-2, K-3, K-4, K-7.
+#[test]
+fn async_scope_complete() {
+    scope::every_scenario(model!(), async_scope());
 }
 
 /// A receive that waits for a key another thread's message holds, while

@@ -392,7 +392,7 @@ fn park_scope() -> scope::Scope<ParkSubject> {
             scope::Regime {
                 name: "permit_stored",
                 prefix: vec![Unpark],
-                reached: permit,
+                reached: |h| permit(h),
             },
             scope::Regime {
                 name: "permit_consumed",

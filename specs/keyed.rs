@@ -28,6 +28,20 @@
 //! not return took no effect: a cancelled send sent nothing, a cancelled
 //! receive took nothing (K-4).
 //!
+//! A single poll of the async flavour's futures (`SendPolledOnce`,
+//! `RecvPolledOnce`: what a task that polls once and moves on sees) is the
+//! blocking operation answering `Pending` where it would wait. It may
+//! also answer `Pending` where it would not, in one case each, which
+//! concurrency explains and the history must show (L-6,
+//! `Spec::needs_overlap`), as in the waiting's specification
+//! (`specs/waiting.rs`), whose room and slots the channel uses:
+//! - a receive's poll with a message deliverable only if the send of a
+//!   message still queued overlaps it (a send takes its place before it
+//!   writes it, and the receiver files places in order, so an unwritten
+//!   place stops it even before a later written one);
+//! - a send's poll with room only if a receive that took a message
+//!   overlaps it (its room not yet freed when the send looked).
+//!
 //! P-compositionality: messages with no key in common are independent, so
 //! a history splits by connected sets of keys, but only when nothing in it
 //! depends on the whole channel: no `Full`, `Empty`, `Conflicted` or
@@ -38,7 +52,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 use std::hash::Hash;
 
-use crate::harness::linearizability::Spec;
+use crate::harness::linearizability::{Overlap, Spec};
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Keyed<K: Ord> {
@@ -59,6 +73,10 @@ pub enum Op<K> {
     /// A blocking `recv` (either flavour).
     Recv,
     TryRecv,
+    /// One poll of the async `send` future, dropped after it.
+    SendPolledOnce(Vec<K>, usize),
+    /// One poll of the async `recv` future, dropped after it.
+    RecvPolledOnce,
     /// The message carrying `item` dropped (or its value taken).
     Release(usize),
     DropSender,
@@ -84,6 +102,8 @@ pub enum Ret {
     /// `Err` hands the item back.
     Sent(Result<(), SendErr>),
     Received(Result<usize, RecvErr>),
+    /// A single poll's: not ready.
+    Pending,
 }
 
 /// `keys` without repeats, in first-seen order (K-8).
@@ -174,6 +194,30 @@ impl<K: Ord + Clone + Debug + Hash> Spec for Keyed<K> {
                     Vec::new() // waits for room
                 }
             }
+            Op::SendPolledOnce(keys, item) => {
+                if !self.receiver {
+                    same(Ret::Sent(Err(SendErr::Disconnected)))
+                } else if self.queue.len() < self.capacity {
+                    // `Pending` here only with a reason (`needs_overlap`).
+                    vec![
+                        (Ret::Sent(Ok(())), self.sent(keys, *item)),
+                        (Ret::Pending, self.clone()),
+                    ]
+                } else {
+                    same(Ret::Pending)
+                }
+            }
+            Op::RecvPolledOnce => {
+                let mut got = self.received_outcomes();
+                if got.is_empty() && self.queue.is_empty() && self.senders == 0 {
+                    got.push((Ret::Received(Err(RecvErr::Disconnected)), self.clone()));
+                } else {
+                    // With a message deliverable, only with a reason
+                    // (`needs_overlap`).
+                    got.push((Ret::Pending, self.clone()));
+                }
+                got
+            }
             Op::TrySend(keys, item) => {
                 if !self.receiver {
                     same(Ret::Sent(Err(SendErr::Disconnected)))
@@ -227,7 +271,7 @@ impl<K: Ord + Clone + Debug + Hash> Spec for Keyed<K> {
     /// A receive of a named message: only that message's state.
     fn after(&self, op: &Op<K>, ret: &Ret) -> Vec<Self> {
         match (op, ret) {
-            (Op::Recv | Op::TryRecv, Ret::Received(Ok(item))) => {
+            (Op::Recv | Op::TryRecv | Op::RecvPolledOnce, Ret::Received(Ok(item))) => {
                 if !self.deliverable().contains(item) {
                     return Vec::new();
                 }
@@ -251,6 +295,35 @@ impl<K: Ord + Clone + Debug + Hash> Spec for Keyed<K> {
         Vec::new()
     }
 
+    fn needs_overlap(&self, op: &Op<K>, ret: &Ret, _next: &Self) -> Option<Overlap<Op<K>, Ret>> {
+        match (op, ret) {
+            (Op::RecvPolledOnce, Ret::Pending) if !self.deliverable().is_empty() => {
+                let there: Vec<usize> = self.queue.iter().map(|(item, _)| *item).collect();
+                Some(Overlap::new(
+                    format!("the send of one of {there:?}, its place not yet written"),
+                    move |other, ret| match other {
+                        Op::Send(_, item) | Op::TrySend(_, item) | Op::SendPolledOnce(_, item) => {
+                            there.contains(item) && matches!(ret, Some(Ret::Sent(Ok(()))))
+                        }
+                        _ => false,
+                    },
+                ))
+            }
+            (Op::SendPolledOnce(..), Ret::Pending)
+                if self.receiver && self.queue.len() < self.capacity =>
+            {
+                Some(Overlap::new(
+                    "a receive that took a message, its room not yet freed",
+                    |other, ret| {
+                        matches!(other, Op::Recv | Op::TryRecv | Op::RecvPolledOnce)
+                            && matches!(ret, Some(Ret::Received(Ok(_))))
+                    },
+                ))
+            }
+            _ => None,
+        }
+    }
+
     fn partition(&self, ops: &[(&Op<K>, Option<&Ret>)]) -> Option<Vec<Vec<usize>>> {
         if !(self.queue.is_empty() && self.live.is_empty()) {
             return None;
@@ -264,7 +337,11 @@ impl<K: Ord + Clone + Debug + Hash> Spec for Keyed<K> {
                     keys_of.insert(*item, unique(keys));
                 }
                 (Op::Send(..), None) => sends += 1,
-                (Op::Recv | Op::TryRecv, Some(Ret::Received(Ok(_)))) | (Op::Release(_), _) => {}
+                (
+                    Op::Recv | Op::TryRecv | Op::RecvPolledOnce,
+                    Some(Ret::Received(Ok(_))),
+                )
+                | (Op::Release(_), _) => {}
                 // A receive that never returned took nothing: on its own.
                 (Op::Recv, None) => {}
                 _ => return None, // depends on the whole channel

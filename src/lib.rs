@@ -48,5 +48,6 @@ pub mod internals {
         pub use crate::keyed::room::{NoRoom, RoomCounts};
         pub use crate::keyed::slots::{slot_list, SlotReader, SlotWriter};
         pub use crate::keyed::waiting::{WaitingChannel, WaitingInternals, WaitingReceiver};
+        pub use crate::keyed::ChannelInternals;
     }
 }

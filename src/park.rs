@@ -53,7 +53,7 @@ use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
 use crate::sync::atomic::{AtomicUsize, Ordering::*};
-use crate::sync::{thread, Arc, Condvar, Mutex};
+use crate::sync::{deadline_passed, thread, Arc, Condvar, Mutex};
 
 const EMPTY: usize = 0;
 const PARKED: usize = 1;
@@ -167,7 +167,7 @@ impl Inner {
     }
 
     fn park(&self, deadline: Option<Instant>) {
-        if self.take_permit() || deadline.is_some_and(|d| d <= Instant::now()) {
+        if self.take_permit() || deadline.is_some_and(deadline_passed) {
             return;
         }
         // Give the CPU away once before sleeping: a peer this thread has
@@ -203,11 +203,11 @@ impl Inner {
             guard = match deadline {
                 None => self.condvar.wait(guard),
                 Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
+                    if deadline_passed(deadline) {
                         break;
                     }
-                    self.condvar.wait_timeout(guard, deadline - now).0
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    self.condvar.wait_timeout(guard, left).0
                 }
             };
             if self.take_permit() {

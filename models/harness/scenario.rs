@@ -464,7 +464,7 @@ impl Tokens {
 
 /// What a scope's run asks of the main thread's actor once the initial
 /// part has run: whether the prefix reached its regime (`scope.rs`).
-pub type AfterInit = Arc<dyn Fn(&dyn std::any::Any) + Send + Sync>;
+pub type AfterInit = Arc<dyn Fn(&mut dyn std::any::Any) + Send + Sync>;
 
 thread_local! {
     /// The hook [`execute`] calls after the initial part, while
@@ -516,7 +516,7 @@ pub fn execute<P: Subject>(scenario: &Arc<Scenario<P::Op>>, record: bool) -> boo
     }
     let after_init = AFTER_INIT.with(|hook| hook.borrow().clone());
     if let Some(hook) = after_init {
-        hook(&main);
+        hook(&mut main);
     }
     // Index 0 unused: the threads are numbered from 1.
     let waiting = Waiting::new(scenario.threads.len() + 1, scenario.threads.len());

@@ -42,13 +42,15 @@ pub struct Regime<P: Subject> {
     /// The scenario's initial part.
     pub prefix: Vec<P::Op>,
     /// Whether the main thread's actor, after the prefix, is in the regime
-    /// (the component's internals, asked directly).
-    pub reached: fn(&P::Actor) -> bool,
+    /// (the component's internals, asked directly; `&mut` because a
+    /// receiver's internals are reached only through its own handle, which
+    /// the question must leave as it was).
+    pub reached: fn(&mut P::Actor) -> bool,
 }
 
 impl<P: Subject> Regime<P> {
     /// Regime `name`, reached by `prefix`, which `reached` recognises.
-    pub fn new(name: &'static str, prefix: Vec<P::Op>, reached: fn(&P::Actor) -> bool) -> Self {
+    pub fn new(name: &'static str, prefix: Vec<P::Op>, reached: fn(&mut P::Actor) -> bool) -> Self {
         Regime {
             name,
             prefix,
@@ -258,9 +260,9 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
         let check = scope.regimes[*r].reached;
         let counter = reached.clone();
         let r = *r;
-        let hook: scenario::AfterInit = Arc::new(move |actor: &dyn std::any::Any| {
+        let hook: scenario::AfterInit = Arc::new(move |actor: &mut dyn std::any::Any| {
             let actor = actor
-                .downcast_ref::<P::Actor>()
+                .downcast_mut::<P::Actor>()
                 .expect("the hook is the subject's");
             if check(actor) {
                 counter[r].fetch_add(1, SeqCst);

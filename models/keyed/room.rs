@@ -272,7 +272,7 @@ fn room_generated_scenarios() {
 #[test]
 fn room_complete_scenarios() {
     scenario::generated_complete::<RoomSubject>(
-        model!(),
+        model!().nightly(),
         Small {
             scenarios: 16,
             threads: 2,

@@ -129,6 +129,14 @@ impl<K: Eq + Hash + Clone, V> SyncReceiver<K, V> {
     pub fn key_table_places(&mut self) -> usize {
         self.inbox.get_mut().key_places()
     }
+
+    /// The channel's situation, changing nothing: a diagnostic for the
+    /// models' regimes (`ChannelInternals`).
+    #[doc(hidden)]
+    pub fn internals(&mut self) -> super::ChannelInternals {
+        let parker = &*self.parker.get_mut();
+        self.inbox.get_mut().internals(Some(parker))
+    }
 }
 
 impl<K: Eq + Hash + Clone, V> Clone for SyncSender<K, V> {

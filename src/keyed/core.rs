@@ -457,6 +457,12 @@ impl<K: Eq + Hash + Clone, M: Keyed<K>> Core<K, M> {
         self.keys.len()
     }
 
+    /// Messages filed: (ready, waiting for a key). A diagnostic for the
+    /// models' regimes.
+    pub(crate) fn queued(&self) -> (usize, usize) {
+        (self.ready.len(), self.waiting.len)
+    }
+
     /// Queues a message: ready at once if every key is free and nobody
     /// waits for it (it takes its keys), waiting otherwise.
     ///

@@ -145,6 +145,13 @@ impl<K: Eq + Hash + Clone, V> Receiver<K, V> {
     pub fn key_table_places(&mut self) -> usize {
         self.inbox.get_mut().key_places()
     }
+
+    /// The channel's situation, changing nothing: a diagnostic for the
+    /// models' regimes (`ChannelInternals`).
+    #[doc(hidden)]
+    pub fn internals(&mut self) -> super::ChannelInternals {
+        self.inbox.get_mut().internals(None)
+    }
 }
 
 impl<K: Eq + Hash + Clone, V> Clone for Sender<K, V> {

@@ -235,6 +235,22 @@ impl<K, V> Stack<K, V> {
             .is_ok()
     }
 
+    /// The head's situation (`ReleaseStack::internals` says which is
+    /// which); a diagnostic for the models' regimes.
+    pub(super) fn situation(&self) -> &'static str {
+        // Relaxed: a snapshot; nothing is read on its basis.
+        let head = self.head.load(Relaxed);
+        if head.is_null() {
+            "empty"
+        } else if head == waiting() {
+            "announced"
+        } else if head == self.closed() {
+            "closed"
+        } else {
+            "holding"
+        }
+    }
+
     /// Whether the taker has closed the stack: for a holder of the whole
     /// stack (its drop), when no push can run beside it.
     fn is_closed(&self) -> bool {
@@ -388,17 +404,7 @@ impl<V> ReleaseStack<V> {
     /// with nothing.
     #[doc(hidden)]
     pub fn internals(&self) -> &'static str {
-        // Relaxed: a snapshot; nothing is read on its basis.
-        let head = self.stack.head.load(Relaxed);
-        if head.is_null() {
-            "empty"
-        } else if head == waiting() {
-            "announced"
-        } else if head == self.stack.closed() {
-            "closed"
-        } else {
-            "holding"
-        }
+        self.stack.situation()
     }
 
     /// The taker's, once: everything pushed so far, and every later push

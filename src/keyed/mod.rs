@@ -574,6 +574,59 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     fn key_places(&self) -> usize {
         self.core.key_places()
     }
+
+    /// The channel's situation as the receiver sees it, changing nothing
+    /// (no release taken in); `parker` is the sync receiver's.
+    fn internals(&self, parker: Option<&crate::park::Parker>) -> ChannelInternals {
+        let (receiver_permit, sender_permit) = self.shared.wake.permits(parker);
+        let (ready, waiting) = self.core.queued();
+        ChannelInternals {
+            room: self.shared.room.situation(),
+            slots: self.shared.slots.situation(&self.reader),
+            receiver_announced: self.reader.announced(),
+            releases: self.shared.released.situation(),
+            ready,
+            waiting,
+            out: self.out,
+            tracked_keys: self.core.tracked_keys(),
+            // Relaxed: a snapshot; nothing is read on its basis.
+            senders: self.shared.senders.load(Relaxed),
+            receiver_permit,
+            sender_permit,
+        }
+    }
+}
+
+/// A receiver's `internals`: the situation of the channel's parts, as the
+/// models' regimes name it. A diagnostic: read with relaxed loads, it
+/// synchronises with nothing.
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChannelInternals {
+    /// The room's two words (`RoomCounts::internals`).
+    pub room: (u64, u64, bool, bool, bool),
+    /// The slot list (`SlotReader::internals`).
+    pub slots: (usize, usize, bool),
+    /// The receiver's announcement on its next place stands.
+    pub receiver_announced: bool,
+    /// The release stack's head (`ReleaseStack::internals`): `"empty"`,
+    /// `"announced"`, `"holding"` (releases not taken in) or `"closed"`.
+    pub releases: &'static str,
+    /// Messages filed and ready.
+    pub ready: usize,
+    /// Messages filed and waiting for a key.
+    pub waiting: usize,
+    /// Messages handed out whose envelopes the receiver has not taken
+    /// back (held, or released and not taken in).
+    pub out: usize,
+    /// Keys with an entry in the key table (held or waited for).
+    pub tracked_keys: usize,
+    /// Live sender handles.
+    pub senders: usize,
+    /// A wake-up kept for the receiver (parker or `ready` permit).
+    pub receiver_permit: bool,
+    /// A notification kept for the senders (async: `space`'s permit).
+    pub sender_permit: bool,
 }
 
 /// The receiver's side as the flavours' waiting sees it (`waiting.rs`).

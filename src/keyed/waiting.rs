@@ -106,6 +106,17 @@ impl Wake {
         }
     }
 
+    /// The wake-ups kept: (for the receiver, for the senders): the sync
+    /// receiver's parker permit (`parker`, the receiver's), the async
+    /// flavour's `ready` and `space` permits. A diagnostic for the models'
+    /// regimes (the condition variable keeps none).
+    pub(super) fn permits(&self, parker: Option<&Parker>) -> (bool, bool) {
+        match self {
+            Wake::Blocking { .. } => (parker.is_some_and(Parker::has_permit), false),
+            Wake::Async { ready, space } => (ready.has_permit(), space.has_permit()),
+        }
+    }
+
     /// Something for the receiver: a message or a release after it
     /// announced it waits, or the last sender gone.
     pub(super) fn receiver(&self) {
@@ -247,7 +258,7 @@ impl Wake {
             match deadline {
                 None => parker.park(),
                 Some(deadline) => {
-                    if Instant::now() >= deadline {
+                    if crate::sync::deadline_passed(deadline) {
                         return Err(RecvTimeoutError::Timeout);
                     }
                     parker.park_deadline(deadline);
@@ -462,10 +473,7 @@ impl<V> WaitingReceiver<V> {
     #[doc(hidden)]
     pub fn internals(&self) -> WaitingInternals {
         let channel = &*self.channel;
-        let (receiver_permit, sender_permit) = match &channel.wake {
-            Wake::Blocking { .. } => (self.parker.as_ref().is_some_and(Parker::has_permit), false),
-            Wake::Async { ready, space } => (ready.has_permit(), space.has_permit()),
-        };
+        let (receiver_permit, sender_permit) = channel.wake.permits(self.parker.as_ref());
         WaitingInternals {
             room: channel.room.situation(),
             slots: channel.slots.situation(&self.reader),

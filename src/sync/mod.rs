@@ -112,6 +112,17 @@ pub use backend::{
 #[doc(hidden)]
 pub use backend::{every_access_rmw, set_every_access_rmw};
 
+/// Whether `deadline` has passed. The models have no clock: under loom and
+/// shuttle no deadline ever passes, as their `Condvar::wait_timeout` never
+/// reports a timeout (neither models time), so that what an
+/// execution does never depends on the wall clock, which a model checker's
+/// replay of a schedule cannot reproduce (a timed park whose deadline
+/// passed while its thread was descheduled took another path on replay).
+/// Models must not rely on timeouts.
+pub(crate) fn deadline_passed(deadline: std::time::Instant) -> bool {
+    !cfg!(any(loom, shuttle)) && std::time::Instant::now() >= deadline
+}
+
 /// Keeps a value on cache lines of its own, so that writes to it do not
 /// invalidate its neighbours in other cores' caches (false sharing): 128
 /// bytes, because x86's adjacent-line prefetcher pulls lines in pairs (as
