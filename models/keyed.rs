@@ -1526,6 +1526,10 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
         let received = |got: &Result<Msg, RecvErr>| {
             Ret::Received(got.as_ref().map(|m| m.value().id()).map_err(|e| *e))
         };
+        // A blocking send's answer (or its single poll's, when ready).
+        let sent = |r: &Result<(), SendError<Tracked>>| {
+            Ret::Sent(r.as_ref().map(|_| ()).map_err(|_| SendErr::Disconnected))
+        };
         let keep = |actor: &mut KeyedActor<F>, got: Result<Msg, RecvErr>| {
             if let Ok(message) = got {
                 ledger.delivered_id(message.value().id());
@@ -1542,11 +1546,7 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
                 };
                 let call = rec.call(Op::Send(keys.clone(), *id));
                 match F::wait_send(tx, keys, value, waiter) {
-                    Some(sent) => {
-                        let ret =
-                            Ret::Sent(sent.as_ref().map(|_| ()).map_err(|_| SendErr::Disconnected));
-                        rec.returned(call, ret);
-                    }
+                    Some(answer) => rec.returned(call, sent(&answer)),
                     None => rec.gave_up(call),
                 }
             }
@@ -1572,35 +1572,22 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
                 let Some(tx) = actor.senders.first() else {
                     return;
                 };
-                let sent = rec.op(
+                let answer = rec.op(
                     Op::SendPolledOnce(keys.clone(), *id),
                     || F::send_polled_once(tx, keys, value),
-                    |r| match r {
-                        None => Ret::Pending,
-                        Some(sent) => {
-                            Ret::Sent(sent.as_ref().map(|_| ()).map_err(|_| SendErr::Disconnected))
-                        }
-                    },
+                    |r| r.as_ref().map_or(Ret::Pending, sent),
                 );
-                drop(sent); // a value handed back goes here
+                drop(answer); // a value handed back goes here
             }
             KeyedOp::RecvPolledOnce => {
                 let Some(rx) = actor.rx.as_mut() else { return };
                 let got = rec.op(
                     Op::RecvPolledOnce,
-                    || F::recv_polled_once(rx),
-                    |r| match r {
-                        None => Ret::Pending,
-                        Some(got) => Ret::Received(
-                            got.as_ref()
-                                .map(|m| m.value().id())
-                                .map_err(|_| RecvErr::Disconnected),
-                        ),
-                    },
+                    || F::recv_polled_once(rx).map(|got| got.map_err(|_| RecvErr::Disconnected)),
+                    |r| r.as_ref().map_or(Ret::Pending, received),
                 );
-                if let Some(Ok(message)) = got {
-                    ledger.delivered_id(message.value().id());
-                    actor.held.push_back(message);
+                if let Some(got) = got {
+                    keep(actor, got);
                 }
             }
             KeyedOp::Recv => {
@@ -1888,20 +1875,25 @@ fn keyed_regimes<F: ScenarioFlavour>() -> Vec<scope::Regime<KeyedSubject<F>>> {
     vec![
         regime("fresh", vec![], |e| {
             let v = view(e);
-            v.room.0 == 0 && v.out == 0 && v.ready + v.waiting == 0 && v.releases == "empty"
+            v.waiting_parts.room.0 == 0
+                && v.out == 0
+                && v.ready + v.waiting == 0
+                && v.releases == "empty"
         }),
         regime("queued_not_filed", vec![a()], |e| {
             let v = view(e);
-            v.room.0 == 1 && v.ready + v.waiting == 0
+            v.waiting_parts.room.0 == 1 && v.ready + v.waiting == 0
         }),
-        regime("full", vec![a(), Send(vec![1], 0)], |e| view(e).room.0 == 2),
+        regime("full", vec![a(), Send(vec![1], 0)], |e| {
+            view(e).waiting_parts.room.0 == 2
+        }),
         regime("key_held", held(), |e| {
             let v = view(e);
-            v.out == 1 && v.tracked_keys == 1 && v.room.0 == 0 && e.held.len() == 1
+            v.out == 1 && v.tracked_keys == 1 && v.waiting_parts.room.0 == 0 && e.held.len() == 1
         }),
         regime("waiting_for_a_held_key", waiting(), |e| {
             let v = view(e);
-            v.waiting == 1 && v.out == 1 && v.room.0 == 1 && e.held.len() == 1
+            v.waiting == 1 && v.out == 1 && v.waiting_parts.room.0 == 1 && e.held.len() == 1
         }),
         regime(
             "multi_key_message_waiting",
@@ -1921,7 +1913,9 @@ fn keyed_regimes<F: ScenarioFlavour>() -> Vec<scope::Regime<KeyedSubject<F>>> {
         ),
         regime("receiver_announced", vec![RecvPolledOnce], |e| {
             let v = view(e);
-            v.receiver_announced && v.releases == "announced" && !v.receiver_permit
+            v.waiting_parts.receiver_announced
+                && v.releases == "announced"
+                && !v.waiting_parts.receiver_permit
         }),
         regime(
             "receiver_announced_waiting_for_a_key",
@@ -1933,11 +1927,11 @@ fn keyed_regimes<F: ScenarioFlavour>() -> Vec<scope::Regime<KeyedSubject<F>>> {
         ),
         regime("receiver_wake_kept", vec![RecvPolledOnce, a()], |e| {
             let v = view(e);
-            v.receiver_permit && v.room.0 == 1
+            v.waiting_parts.receiver_permit && v.waiting_parts.room.0 == 1
         }),
         regime("blocks_recycled_counts_wrapped", through, |e| {
             let v = view(e);
-            v.slots.2 && v.room.3 && v.releases == "holding"
+            v.waiting_parts.slots.2 && v.waiting_parts.room.3 && v.releases == "holding"
         }),
         regime(
             "last_sender_the_workers",

@@ -578,21 +578,23 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
     /// The channel's situation as the receiver sees it, changing nothing
     /// (no release taken in); `parker` is the sync receiver's.
     fn internals(&self, parker: Option<&crate::park::Parker>) -> ChannelInternals {
-        let (receiver_permit, sender_permit) = self.shared.wake.permits(parker);
+        let shared = &*self.shared;
         let (ready, waiting) = self.core.queued();
         ChannelInternals {
-            room: self.shared.room.situation(),
-            slots: self.shared.slots.situation(&self.reader),
-            receiver_announced: self.reader.announced(),
-            releases: self.shared.released.situation(),
+            waiting_parts: waiting::WaitingInternals::of(
+                &shared.room,
+                &shared.slots,
+                &self.reader,
+                &shared.wake,
+                parker,
+            ),
+            releases: shared.released.situation(),
             ready,
             waiting,
             out: self.out,
             tracked_keys: self.core.tracked_keys(),
             // Relaxed: a snapshot; nothing is read on its basis.
-            senders: self.shared.senders.load(Relaxed),
-            receiver_permit,
-            sender_permit,
+            senders: shared.senders.load(Relaxed),
         }
     }
 }
@@ -603,12 +605,10 @@ impl<K: Eq + Hash + Clone, V> Inbox<K, V> {
 #[doc(hidden)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChannelInternals {
-    /// The room's two words (`RoomCounts::internals`).
-    pub room: (u64, u64, bool, bool, bool),
-    /// The slot list (`SlotReader::internals`).
-    pub slots: (usize, usize, bool),
-    /// The receiver's announcement on its next place stands.
-    pub receiver_announced: bool,
+    /// The parts the channel shares with its waiting component, read as
+    /// the waiting's scope reads them (`WaitingInternals`): the room, the
+    /// slots, the receiver's announcement, the wake-ups kept.
+    pub waiting_parts: waiting::WaitingInternals,
     /// The release stack's head (`ReleaseStack::internals`): `"empty"`,
     /// `"announced"`, `"holding"` (releases not taken in) or `"closed"`.
     pub releases: &'static str,
@@ -623,10 +623,6 @@ pub struct ChannelInternals {
     pub tracked_keys: usize,
     /// Live sender handles.
     pub senders: usize,
-    /// A wake-up kept for the receiver (parker or `ready` permit).
-    pub receiver_permit: bool,
-    /// A notification kept for the senders (async: `space`'s permit).
-    pub sender_permit: bool,
 }
 
 /// The receiver's side as the flavours' waiting sees it (`waiting.rs`).

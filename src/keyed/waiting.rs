@@ -106,17 +106,6 @@ impl Wake {
         }
     }
 
-    /// The wake-ups kept: (for the receiver, for the senders): the sync
-    /// receiver's parker permit (`parker`, the receiver's), the async
-    /// flavour's `ready` and `space` permits. A diagnostic for the models'
-    /// regimes (the condition variable keeps none).
-    pub(super) fn permits(&self, parker: Option<&Parker>) -> (bool, bool) {
-        match self {
-            Wake::Blocking { .. } => (parker.is_some_and(Parker::has_permit), false),
-            Wake::Async { ready, space } => (ready.has_permit(), space.has_permit()),
-        }
-    }
-
     /// Something for the receiver: a message or a release after it
     /// announced it waits, or the last sender gone.
     pub(super) fn receiver(&self) {
@@ -352,6 +341,31 @@ pub struct WaitingInternals {
     pub sender_permit: bool,
 }
 
+impl WaitingInternals {
+    /// The situation of the waiting's parts, whichever receiver holds
+    /// them (`parker`: the sync receiver's, whose permit `wake` does not
+    /// hold).
+    pub(super) fn of<K, V>(
+        room: &Room,
+        slots: &Slots<K, V>,
+        reader: &Reader<K, V>,
+        wake: &Wake,
+        parker: Option<&Parker>,
+    ) -> Self {
+        let (receiver_permit, sender_permit) = match wake {
+            Wake::Blocking { .. } => (parker.is_some_and(Parker::has_permit), false),
+            Wake::Async { ready, space } => (ready.has_permit(), space.has_permit()),
+        };
+        WaitingInternals {
+            room: room.situation(),
+            slots: slots.situation(reader),
+            receiver_announced: reader.announced(),
+            receiver_permit,
+            sender_permit,
+        }
+    }
+}
+
 /// [`WaitingChannel`]'s receiver: receives, and closes the channel.
 pub struct WaitingReceiver<V> {
     channel: std::sync::Arc<WaitingChannel<V>>,
@@ -473,14 +487,13 @@ impl<V> WaitingReceiver<V> {
     #[doc(hidden)]
     pub fn internals(&self) -> WaitingInternals {
         let channel = &*self.channel;
-        let (receiver_permit, sender_permit) = channel.wake.permits(self.parker.as_ref());
-        WaitingInternals {
-            room: channel.room.situation(),
-            slots: channel.slots.situation(&self.reader),
-            receiver_announced: self.reader.announced(),
-            receiver_permit,
-            sender_permit,
-        }
+        WaitingInternals::of(
+            &channel.room,
+            &channel.slots,
+            &self.reader,
+            &channel.wake,
+            self.parker.as_ref(),
+        )
     }
 
     /// Refuses every later send and wakes the senders waiting for room,
