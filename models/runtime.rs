@@ -20,7 +20,7 @@ use crate::harness::scope;
 use crate::harness::{model, Flag, Handoff, Ledger, Reach, Tally, Tracked};
 use crate::specs::idle as ispec;
 use crate::specs::live_tasks as lspec;
-use crate::specs::runtime as spec;
+use crate::specs::runtime::{self as spec, FinishRecorded};
 use modelsync::internals::runtime::{
     Entries, Entry, Idle, LiveTasks, State, ToIdle, ToNotified, ToRunning,
 };
@@ -354,7 +354,17 @@ fn abort_racing_wake_of_a_real_task() {
             let polls = PollWatch::default();
             let handle = main.op(
                 spec::Op::Spawn(0, spec::Body::Returns(0)),
-                || rt.spawn(polls.watch(tracked_task(&ledger, 0, rx))),
+                || {
+                    let task = polls.watch(tracked_task(&ledger, 0, rx));
+                    rt.spawn(FinishRecorded::new(
+                        task,
+                        &main,
+                        1,
+                        0,
+                        Tracked::id,
+                        &Flag::default(),
+                    ))
+                },
                 |_| spec::Ret::Unit,
             );
             let waker = thread::spawn(move || {
@@ -488,10 +498,18 @@ fn join_output_delivered() {
         let handle = main.op(
             spec::Op::Spawn(0, spec::Body::Returns(0)),
             || {
-                rt.spawn(async move {
+                let task = async move {
                     d.write(11);
                     item
-                })
+                };
+                rt.spawn(FinishRecorded::new(
+                    task,
+                    &main,
+                    1,
+                    0,
+                    Tracked::id,
+                    &Flag::default(),
+                ))
             },
             |_| spec::Ret::Unit,
         );
@@ -574,10 +592,19 @@ fn panic_in_a_task_racing_its_join() {
             let handle = main.op(
                 spec::Op::Spawn(0, spec::Body::Panics),
                 || {
-                    rt.spawn(async move {
+                    let task = async move {
                         let _dropped_by_the_unwinding = doomed;
                         std::panic::panic_any(ModelPanic(7));
-                    })
+                    };
+                    let never = |_: &()| unreachable!("the task panics");
+                    rt.spawn(FinishRecorded::new(
+                        task,
+                        &main,
+                        1,
+                        0,
+                        never,
+                        &Flag::default(),
+                    ))
                 },
                 |_| spec::Ret::Unit,
             );
@@ -1105,6 +1132,18 @@ enum TaskOp {
 struct Tasks {
     rt: std::sync::Arc<Runtime>,
     handles: std::collections::BTreeMap<usize, JoinHandle<Tracked>>,
+    /// The workers' column in the history (after the scenario's threads).
+    workers_column: usize,
+    /// Set when the runtime is about to be dropped (`FinishRecorded`).
+    stopped: Flag,
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        if std::sync::Arc::strong_count(&self.rt) == 1 {
+            self.stopped.set();
+        }
+    }
 }
 
 impl Subject for RuntimeSubject {
@@ -1121,12 +1160,14 @@ impl Subject for RuntimeSubject {
             .count()
     }
 
-    fn setup(_: &Scenario<TaskOp>) -> (spec::Runtime, Tasks) {
+    fn setup(scenario: &Scenario<TaskOp>) -> (spec::Runtime, Tasks) {
         // One worker under loom (each is a model thread), two elsewhere.
         let workers = if cfg!(loom) { 1 } else { 2 };
         let tasks = Tasks {
             rt: std::sync::Arc::new(runtime(workers)),
             handles: Default::default(),
+            workers_column: 1 + scenario.threads.len(),
+            stopped: Flag::default(),
         };
         (spec::Runtime::default(), tasks)
     }
@@ -1135,11 +1176,13 @@ impl Subject for RuntimeSubject {
         Tasks {
             rt: main.rt.clone(),
             handles: Default::default(),
+            workers_column: main.workers_column,
+            stopped: main.stopped.clone(),
         }
     }
 
-    fn merge(main: &mut Tasks, joined: Tasks) {
-        main.handles.extend(joined.handles);
+    fn merge(main: &mut Tasks, mut joined: Tasks) {
+        main.handles.append(&mut joined.handles);
     }
 
     fn run(
@@ -1162,19 +1205,23 @@ impl Subject for RuntimeSubject {
                 } else {
                     spec::Body::Returns(task)
                 };
+                let future = async move {
+                    for _ in 0..yields {
+                        yield_now().await;
+                    }
+                    if panics {
+                        // Unwinding drops the item: never delivered.
+                        std::panic::panic_any(ModelPanic(task as u8));
+                    }
+                    item
+                };
                 let handle = rec.op(
                     Op::Spawn(task, body),
                     || {
-                        tasks.rt.spawn(async move {
-                            for _ in 0..yields {
-                                yield_now().await;
-                            }
-                            if panics {
-                                // Unwinding drops the item: never delivered.
-                                std::panic::panic_any(ModelPanic(task as u8));
-                            }
-                            item
-                        })
+                        let (column, stopped) = (tasks.workers_column, &tasks.stopped);
+                        let future =
+                            FinishRecorded::new(future, rec, column, task, Tracked::id, stopped);
+                        tasks.rt.spawn(future)
                     },
                     |_| Ret::Unit,
                 );
@@ -1195,7 +1242,7 @@ impl Subject for RuntimeSubject {
                 }
             }
             TaskOp::Join(task) => {
-                // A join always returns: the task finishes on its own.
+                // A join always returns: the worker runs the task to its end.
                 if let Some(handle) = tasks.handles.remove(&task) {
                     let result = rec.op(
                         Op::Join(task),

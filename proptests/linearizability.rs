@@ -401,6 +401,67 @@ fn outcomes_that_need_a_concurrent_operation_need_one_in_the_history() {
         check(&sequential).is_err(),
         "gave up after the other steal ended"
     );
+
+    // An operation that never returned takes a conditioned outcome under
+    // the same rule: a task's `Finish` (recorded unreturned) with its
+    // output after an abort needs the abort to overlap it.
+    use crate::specs::runtime::{Body, Op as R, Outcome, Ret as RRet, Runtime};
+    let task = |abort: (u64, u64), finish_called: u64| {
+        let ops = vec![
+            op::<Runtime>(
+                0,
+                R::Spawn(0, Body::Returns(0)),
+                Some(RRet::Unit),
+                0,
+                Some(1),
+            ),
+            op::<Runtime>(0, R::Abort(0), Some(RRet::Unit), abort.0, Some(abort.1)),
+            op::<Runtime>(
+                1,
+                R::Finish(0, Outcome::Output(0)),
+                None,
+                finish_called,
+                None,
+            ),
+            op::<Runtime>(
+                0,
+                R::Join(0),
+                Some(RRet::Joined(Outcome::Output(0))),
+                8,
+                Some(9),
+            ),
+        ];
+        check(&History::real_time(Runtime::default(), ops))
+    };
+    // The abort returned before the final poll's window began: it
+    // cancels, so the output is wrong.
+    assert!(
+        task((2, 3), 4).is_err(),
+        "output kept after an earlier abort"
+    );
+    // The abort overlapped the window: tokio's race, the output is kept.
+    task((3, 5), 4).expect("output kept by an abort during the final poll");
+    // Without the abort the output needs no reason.
+    let plain = vec![
+        op::<Runtime>(
+            0,
+            R::Spawn(0, Body::Returns(0)),
+            Some(RRet::Unit),
+            0,
+            Some(1),
+        ),
+        op::<Runtime>(1, R::Finish(0, Outcome::Output(0)), None, 2, None),
+        op::<Runtime>(0, R::IsFinished(0), Some(RRet::Bool(true)), 3, Some(4)),
+    ];
+    check(&History::real_time(Runtime::default(), plain.clone()))
+        .expect("finished after the final poll");
+    // `is_finished` true before the final poll's window began: wrong.
+    let mut early = plain;
+    early[1].called = 5;
+    assert!(
+        check(&History::real_time(Runtime::default(), early)).is_err(),
+        "finished before the final poll began"
+    );
 }
 
 /// The recorder's happens-before: program order, spawn, join and

@@ -963,29 +963,31 @@ proptest! {
     /// Checks.
     #[test]
     fn handles_match_the_specification(ops in proptest::collection::vec(handle_op(), 1..24)) {
-        use crate::harness::linearizability::{check, History, Operation};
-        use crate::harness::{Ledger, Tracked};
-        use crate::specs::runtime as spec;
+        use crate::harness::linearizability::check;
+        use crate::harness::recorder::Recorder;
+        use crate::harness::{Flag, Ledger, Tracked};
+        use crate::specs::runtime::{self as spec, FinishRecorded};
 
         let rt = runtime(2);
         let spawns = ops.iter().filter(|op| matches!(op, HandleOp::Spawn(_))).count();
         let ledger = Ledger::new(spawns);
         let mut handles: Vec<Option<JoinHandle<Tracked>>> = Vec::new();
-        let mut history: Vec<Operation<spec::Runtime>> = Vec::new();
-        // What a join returned, as the specification says it; an output is
-        // delivered (at most once, the ledger checks).
-        let joined = |result: Result<Tracked, JoinError>| {
-            let ret = spec::Ret::Joined(spec::Outcome::of(&result, Tracked::id));
+        // One thread calls (column 0); the workers record each task's
+        // `Finish` (column 1).
+        let recorder = Recorder::new(spec::Runtime::default());
+        let main = recorder.thread(0);
+        let stopped = Flag::default();
+        // A join, recorded; an output is delivered (at most once, the
+        // ledger checks).
+        let join = |t: usize, handle: JoinHandle<Tracked>| {
+            let result = main.op(
+                spec::Op::Join(t),
+                || rt.block_on(handle),
+                |result| spec::Ret::Joined(spec::Outcome::of(result, Tracked::id)),
+            );
             if let Ok(item) = result {
                 ledger.deliver(item);
             }
-            ret
-        };
-        // One thread calls: each operation returns before the next is
-        // called, so the history's real time is the order of the calls.
-        let mut record = |op: spec::Op, ret: spec::Ret| {
-            let called = 2 * history.len() as u64;
-            history.push(Operation { thread: 0, op, ret: Some(ret), called, returned: Some(called + 1), gave_up: None });
         };
         let ops = ops.into_iter().chain((0..4).map(HandleOp::Join));
         for op in ops {
@@ -998,7 +1000,7 @@ proptest! {
                         Body::Returns { yields } => (yields, false, spec::Body::Returns(id)),
                         Body::Panics { yields } => (yields, true, spec::Body::Panics),
                     };
-                    handles.push(Some(rt.spawn(async move {
+                    let future = async move {
                         for _ in 0..yields {
                             yield_now().await;
                         }
@@ -1006,24 +1008,28 @@ proptest! {
                             std::panic::panic_any(id);
                         }
                         item
-                    })));
-                    record(spec::Op::Spawn(id, spec_body), spec::Ret::Unit);
+                    };
+                    let handle = main.op(
+                        spec::Op::Spawn(id, spec_body),
+                        || rt.spawn(FinishRecorded::new(future, &main, 1, id, Tracked::id, &stopped)),
+                        |_| spec::Ret::Unit,
+                    );
+                    handles.push(Some(handle));
                 }
                 HandleOp::Abort(i) => {
                     let Some(t) = task(i) else { continue };
                     let Some(handle) = &handles[t] else { continue };
-                    handle.abort();
-                    record(spec::Op::Abort(t), spec::Ret::Unit);
+                    main.op(spec::Op::Abort(t), || handle.abort(), |_| spec::Ret::Unit);
                 }
                 HandleOp::IsFinished(i) => {
                     let Some(t) = task(i) else { continue };
                     let Some(handle) = &handles[t] else { continue };
-                    record(spec::Op::IsFinished(t), spec::Ret::Bool(handle.is_finished()));
+                    main.op(spec::Op::IsFinished(t), || handle.is_finished(), |&f| spec::Ret::Bool(f));
                 }
                 HandleOp::Join(i) => {
                     let Some(t) = task(i) else { continue };
                     let Some(handle) = handles[t].take() else { continue };
-                    record(spec::Op::Join(t), joined(rt.block_on(handle)));
+                    join(t, handle);
                 }
             }
         }
@@ -1031,12 +1037,11 @@ proptest! {
         // (those not joined yet), and any later ones here.
         for (t, handle) in handles.iter_mut().enumerate() {
             if let Some(handle) = handle.take() {
-                record(spec::Op::Join(t), joined(rt.block_on(handle)));
+                join(t, handle);
             }
         }
         drop(rt);
-        let history = History::real_time(spec::Runtime::default(), history);
-        if let Err(failure) = check(&history) {
+        if let Err(failure) = check(&recorder.history()) {
             prop_assert!(false, "{}", failure);
         }
         ledger.assert_all_dropped_once();

@@ -53,7 +53,11 @@
 //! nothing, so it is no reason for another to give up). So a specification
 //! may be nondeterministic "because of concurrency" without letting a
 //! single-threaded bug through: a steal that gave up with nobody else
-//! stealing fails the check, whatever the state.
+//! stealing fails the check, whatever the state. An operation that never
+//! returned takes a conditioned outcome under the same rule: it overlaps
+//! every operation that did not return before its call, so its reason may
+//! come later than it (a task's `Finish`, which the runtime's models record
+//! unreturned, is the one that relies on it).
 //!
 //! P-compositionality: when [`Spec::partition`] splits a history into
 //! parts that touch disjoint parts of the state (the keyed channel's
@@ -293,16 +297,40 @@ impl<S: Spec> History<S> {
         state
             .after(op, ret)
             .into_iter()
+            .filter(|next| self.reason_holds(i, state, ret, next))
+            .collect()
+    }
+
+    /// The states operation `i`, which never returned, may leave from
+    /// `state`: the specification's, less those that only an outcome
+    /// whose reason the history does not hold leaves (an unreturned
+    /// operation overlaps every operation that did not return before its
+    /// call, so its reason may come late).
+    fn allowed_unreturned(&self, i: usize, state: &S) -> Vec<S> {
+        let op = &self.ops[i].op;
+        let outcomes = state.outcomes(op);
+        state
+            .unreturned(op)
+            .into_iter()
             .filter(|next| {
-                state.needs_overlap(op, ret, next).map_or(true, |why| {
-                    (0..self.ops.len()).any(|j| {
-                        self.ops[j].gave_up.is_none()
-                            && self.overlapped(i, j)
-                            && (why.by)(&self.ops[j].op, self.ops[j].ret.as_ref())
-                    })
-                })
+                let mut leaving = outcomes.iter().filter(|(_, s)| s == next).peekable();
+                leaving.peek().is_none()
+                    || leaving.any(|(ret, s)| self.reason_holds(i, state, ret, s))
             })
             .collect()
+    }
+
+    /// Whether operation `i`'s outcome `ret`, leaving `next` from `state`,
+    /// is allowed by the state alone or has its reason in the history.
+    fn reason_holds(&self, i: usize, state: &S, ret: &S::Ret, next: &S) -> bool {
+        let op = &self.ops[i].op;
+        state.needs_overlap(op, ret, next).map_or(true, |why| {
+            (0..self.ops.len()).any(|j| {
+                self.ops[j].gave_up.is_none()
+                    && self.overlapped(i, j)
+                    && (why.by)(&self.ops[j].op, self.ops[j].ret.as_ref())
+            })
+        })
     }
 }
 
@@ -433,7 +461,7 @@ fn search<S: Spec>(history: &History<S>) -> Result<Linearization, Box<Failure<S>
                     }
                 }
                 None => {
-                    for next in state.unreturned(&op.op) {
+                    for next in history.allowed_unreturned(i, &state) {
                         children.push((placed | bit, skipped, next, i));
                     }
                     // Or it never took effect.
@@ -544,6 +572,31 @@ impl<S: Spec> fmt::Display for Failure<S> {
                     format!("{allowed:?}")
                 }
             )?;
+        }
+        // Unreturned operations the specification would let take effect
+        // here, but only with a reason the history does not hold.
+        let done = self.prefix.iter().fold(0u128, |set, &i| set | 1 << i);
+        for (i, o) in h.ops.iter().enumerate() {
+            if o.ret.is_some() || o.gave_up.is_some() || done & (1 << i) != 0 {
+                continue;
+            }
+            let refused: Vec<String> = self
+                .state
+                .outcomes(&o.op)
+                .iter()
+                .filter(|(ret, next)| !h.reason_holds(i, &self.state, ret, next))
+                .filter_map(|(ret, next)| self.state.needs_overlap(&o.op, ret, next))
+                .map(|why| why.what)
+                .collect();
+            if !refused.is_empty() {
+                writeln!(
+                    f,
+                    "[{i}] thread {}: {:?} (never returned) could take effect here only beside {}: none overlapped it",
+                    o.thread,
+                    o.op,
+                    refused.join(" or ")
+                )?;
+            }
         }
         Ok(())
     }

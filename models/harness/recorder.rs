@@ -232,6 +232,15 @@ impl<S: Spec> ThreadRecorder<S> {
         self.shared.clock.fetch_add(1, SeqCst)
     }
 
+    /// An end of the same recorder for column `thread`: for records made
+    /// on threads the scenario does not run (a runtime's workers).
+    pub fn column(&self, thread: usize) -> ThreadRecorder<S> {
+        ThreadRecorder {
+            shared: self.shared.clone(),
+            thread,
+        }
+    }
+
     /// The thread's number: its column in a printed history.
     pub fn thread_index(&self) -> usize {
         self.thread
@@ -257,6 +266,51 @@ impl<S: Spec> ThreadRecorder<S> {
             returned: None,
             gave_up: None,
         });
+        log.events.push((
+            at,
+            Event::Call {
+                op: index,
+                thread: self.thread,
+            },
+        ));
+        Call { op: index }
+    }
+
+    /// A reading of the clock, now, for [`ThreadRecorder::call_at`]: a
+    /// moment an operation's call may later be placed at.
+    pub fn now(&self) -> u64 {
+        if !self.shared.enabled {
+            return 0;
+        }
+        let _log = self.shared.log.lock().unwrap();
+        self.tick()
+    }
+
+    /// Records a call of `op` at the earlier moment `at` (a reading of
+    /// [`ThreadRecorder::now`]): for an operation whose call is known only
+    /// later (a task's final poll is known to be the last once it
+    /// returns). Placing a call earlier than it was only widens the
+    /// operation, which allows the history more linearizations, never
+    /// fewer.
+    pub fn call_at(&self, op: S::Op, at: u64) -> Call {
+        if !self.shared.enabled {
+            return Call { op: usize::MAX };
+        }
+        let mut log = self.shared.log.lock().unwrap();
+        let index = log.ops.len();
+        assert!(
+            index < MAX_OPERATIONS,
+            "more than {MAX_OPERATIONS} operations in one history"
+        );
+        log.ops.push(Operation {
+            thread: self.thread,
+            op,
+            ret: None,
+            called: at,
+            returned: None,
+            gave_up: None,
+        });
+        // Events are ordered by their clock when the history is built.
         log.events.push((
             at,
             Event::Call {
