@@ -953,12 +953,15 @@ proptest! {
 
     /// Random spawns (of tasks that return or panic after a few yields),
     /// aborts, `is_finished` calls and joins on a runtime of two workers,
-    /// which run the tasks meanwhile. The calls and their returns are a
-    /// history, checked against the specification (`specs/runtime.rs`):
-    /// `is_finished` never goes back; an abort that began after the task
-    /// finished keeps its output; only an aborted task is cancelled; a
-    /// returning task never panicked. Every task is joined in the end and
-    /// every item is dropped exactly once.
+    /// which run the tasks meanwhile. The calls and their returns, with
+    /// each task's ending as its future recorded it (`FinishRecorded`, on
+    /// the workers' column), are a history checked against the
+    /// specification (`specs/runtime.rs`): `is_finished` never goes back
+    /// and answers true only once the final poll's window began; an abort
+    /// that began after the task finished keeps its output, one that
+    /// returned before the final poll's window cancels it; only an aborted
+    /// task is cancelled; a returning task never panicked. Every task is
+    /// joined in the end and every item is dropped exactly once.
     ///
     /// Checks.
     #[test]
