@@ -870,6 +870,49 @@ fn lifo_slot_given_up() {
     });
 }
 
+/// `yield_now` puts the task at the back of its worker's queue: a task
+/// that spawns three tasks on the only worker (the last in the LIFO slot,
+/// the others in the ring) and yields is polled again only after all
+/// three ran. A yield is a wake during the task's own poll, which must not
+/// take the LIFO slot as a wake from another task does.
+///
+/// Checks: R-10.
+#[test]
+fn yield_now_runs_behind_the_queued_tasks() {
+    let resumed = Reach::new("yielding_task_resumed_after_the_queued_ones");
+    let r_resumed = resumed.clone();
+    // Bound 2 in pull requests (1,641 executions, 0.2 s on H4; bound 3:
+    // 10,651, 1.5 s; unbounded did not finish in 5 minutes): the order
+    // checked is the one worker's, which no preemption changes.
+    model!().reach(&resumed).preemption_bound(2).check(move || {
+        let rt = runtime(1);
+        let r_resumed = r_resumed.clone();
+        let driver = rt.spawn(async move {
+            let ran = Arc::new(AtomicUsize::new(0));
+            let queued: Vec<_> = (0..3)
+                .map(|_| {
+                    let ran = ran.clone();
+                    // Relaxed: the tasks and this one run on the one
+                    // worker thread.
+                    spawn(async move { ran.fetch_add(1, Relaxed) })
+                })
+                .collect();
+            yield_now().await;
+            // Relaxed: as above, one thread.
+            assert_eq!(
+                ran.load(Relaxed),
+                3,
+                "the yielding task ran ahead of queued tasks"
+            );
+            r_resumed.hit();
+            for task in queued {
+                task.await.unwrap();
+            }
+        });
+        rt.block_on(driver).unwrap();
+    });
+}
+
 /// A count under the shim's `Mutex`, and its `Condvar`: a thread (a
 /// task's poll, blocking its worker's thread) waits until the count
 /// reaches a goal.

@@ -865,6 +865,38 @@ fn lifo_slot_does_not_starve_the_queue() {
     });
 }
 
+/// `yield_now` puts the task at the back of its worker's queue: on the
+/// only worker, a task that spawns tasks (the last in the LIFO slot, the
+/// others in the ring) and yields is polled again only after every one of
+/// them ran, each time it yields.
+///
+/// Checks: R-10.
+#[test]
+fn yield_now_runs_behind_the_queued_tasks() {
+    let rt = runtime(1);
+    let driver = rt.spawn(async {
+        for round in 1..=4 {
+            let ran = Arc::new(AtomicUsize::new(0));
+            let queued: Vec<_> = (0..round)
+                .map(|_| {
+                    let ran = ran.clone();
+                    spawn(async move { ran.fetch_add(1, SeqCst) })
+                })
+                .collect();
+            yield_now().await;
+            assert_eq!(
+                ran.load(SeqCst),
+                round,
+                "round {round}: the yielding task ran first"
+            );
+            for task in queued {
+                task.await.unwrap();
+            }
+        }
+    });
+    rt.block_on(driver).unwrap();
+}
+
 /// The inject queue is checked every 61 ticks: a task spawned from outside
 /// runs while a local task keeps yielding on the only worker, however long
 /// it has yielded before the spawn.
