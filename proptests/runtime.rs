@@ -872,7 +872,7 @@ fn lifo_slot_does_not_starve_the_queue() {
 ///
 /// Checks: R-10.
 #[test]
-fn yield_now_runs_behind_the_queued_tasks() {
+fn yield_now_goes_behind_the_queued_tasks_each_time() {
     let rt = runtime(1);
     let driver = rt.spawn(async {
         for round in 1..=4 {
