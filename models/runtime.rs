@@ -1055,6 +1055,49 @@ fn tasks_pushed_while_a_worker_is_blocked() {
         });
 }
 
+/// A task displaced from the LIFO slot is stealable, and its push wakes a
+/// sleeping worker: a task on one worker spawns B (into the LIFO slot,
+/// which wakes nobody: it runs when the poll returns) and C (which takes
+/// the slot and pushes B into the ring), then blocks its worker's thread
+/// until B has run. Only the other worker can run B, so the displacement
+/// must have woken it if it slept. The main thread yields first, so that
+/// loom starts the workers (and lets them park) before it spawns.
+///
+/// Checks.
+#[test]
+fn task_displaced_from_the_lifo_slot_is_stolen() {
+    // What fails here is progress: with the push waking nobody, the
+    // blocked worker waits for good and loom reports the deadlock.
+    let stolen = Reach::new("displaced_task_ran_while_its_worker_blocked");
+    let r_stolen = stolen.clone();
+    model!()
+        .reach(&stolen)
+        .max_preemption_bound(1)
+        .check(move || {
+            let rt = runtime(2);
+            thread::yield_now();
+            let ran = Gate::new();
+            let driver = {
+                let ran = ran.clone();
+                rt.spawn(async move {
+                    let b = {
+                        let ran = ran.clone();
+                        spawn(async move { ran.add_one() })
+                    };
+                    let c = spawn(async {});
+                    ran.wait_for(1);
+                    (b, c)
+                })
+            };
+            let (b, c) = rt.block_on(driver).unwrap();
+            rt.block_on(async move {
+                c.await.unwrap();
+                b.await.unwrap();
+            });
+            r_stolen.hit();
+        });
+}
+
 /// Shuttle's scale (loom cannot explore it: skipped there): 4 workers and
 /// 240 tasks mixing spawns from tasks, yields, wakes through oneshots sent
 /// by other tasks, and aborts from outside, then the runtime dropped with
