@@ -1074,29 +1074,32 @@ fn task_displaced_from_the_lifo_slot_is_stolen() {
     // at 0 (`max_preemption_bound`: the audit's bound 3 too).
     let stolen = Reach::new("displaced_task_ran_while_its_worker_blocked");
     let r_stolen = stolen.clone();
-    model!().reach(&stolen).max_preemption_bound(0).check(move || {
-        let rt = runtime(2);
-        thread::yield_now();
-        let ran = Gate::new();
-        let driver = {
-            let ran = ran.clone();
-            rt.spawn(async move {
-                let b = {
-                    let ran = ran.clone();
-                    spawn(async move { ran.add_one() })
-                };
-                let c = spawn(async {});
-                ran.wait_for(1);
-                (b, c)
-            })
-        };
-        let (b, c) = rt.block_on(driver).unwrap();
-        rt.block_on(async move {
-            c.await.unwrap();
-            b.await.unwrap();
+    model!()
+        .reach(&stolen)
+        .max_preemption_bound(0)
+        .check(move || {
+            let rt = runtime(2);
+            thread::yield_now();
+            let ran = Gate::new();
+            let driver = {
+                let ran = ran.clone();
+                rt.spawn(async move {
+                    let b = {
+                        let ran = ran.clone();
+                        spawn(async move { ran.add_one() })
+                    };
+                    let c = spawn(async {});
+                    ran.wait_for(1);
+                    (b, c)
+                })
+            };
+            let (b, c) = rt.block_on(driver).unwrap();
+            rt.block_on(async move {
+                c.await.unwrap();
+                b.await.unwrap();
+            });
+            r_stolen.hit();
         });
-        r_stolen.hit();
-    });
 }
 
 /// Shuttle's scale (loom cannot explore it: skipped there): 4 workers and
