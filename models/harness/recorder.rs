@@ -253,6 +253,11 @@ impl<S: Spec> ThreadRecorder<S> {
         }
         let mut log = self.shared.log.lock().unwrap();
         let at = self.tick();
+        self.push_call(&mut log, op, at)
+    }
+
+    /// Adds a call of `op` at clock reading `at` to `log`.
+    fn push_call(&self, log: &mut Log<S>, op: S::Op, at: u64) -> Call {
         let index = log.ops.len();
         assert!(
             index < MAX_OPERATIONS,
@@ -266,6 +271,7 @@ impl<S: Spec> ThreadRecorder<S> {
             returned: None,
             gave_up: None,
         });
+        // Events are ordered by their clock when the history is built.
         log.events.push((
             at,
             Event::Call {
@@ -297,28 +303,7 @@ impl<S: Spec> ThreadRecorder<S> {
             return Call { op: usize::MAX };
         }
         let mut log = self.shared.log.lock().unwrap();
-        let index = log.ops.len();
-        assert!(
-            index < MAX_OPERATIONS,
-            "more than {MAX_OPERATIONS} operations in one history"
-        );
-        log.ops.push(Operation {
-            thread: self.thread,
-            op,
-            ret: None,
-            called: at,
-            returned: None,
-            gave_up: None,
-        });
-        // Events are ordered by their clock when the history is built.
-        log.events.push((
-            at,
-            Event::Call {
-                op: index,
-                thread: self.thread,
-            },
-        ));
-        Call { op: index }
+        self.push_call(&mut log, op, at)
     }
 
     /// Records that `call` returned `ret`, now.
