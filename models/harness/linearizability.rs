@@ -308,9 +308,14 @@ impl<S: Spec> History<S> {
     /// call, so its reason may come late).
     fn allowed_unreturned(&self, i: usize, state: &S) -> Vec<S> {
         let op = &self.ops[i].op;
+        let unreturned = state.unreturned(op);
+        // Most specifications' unreturned operations take no effect: no
+        // outcome to condition, and none computed.
+        if unreturned.is_empty() {
+            return unreturned;
+        }
         let outcomes = state.outcomes(op);
-        state
-            .unreturned(op)
+        unreturned
             .into_iter()
             .filter(|next| {
                 let mut leaving = outcomes.iter().filter(|(_, s)| s == next).peekable();
