@@ -1297,6 +1297,9 @@ enum KeyedOp {
     IntoValue,
     /// Drops every message this thread holds.
     ReleaseAll,
+    /// Clones this thread's sender and keeps the clone (its drop is the
+    /// next `DropSender`'s).
+    CloneSender,
     /// Drops this thread's sender.
     DropSender,
     /// Drops every sender the main thread holds (the final part's).
@@ -1635,6 +1638,13 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
                     rec.op(Op::Release(id), || drop(message), |_| Ret::Unit);
                 }
             }
+            KeyedOp::CloneSender => {
+                let Some(tx) = actor.senders.first() else {
+                    return;
+                };
+                let clone = rec.op(Op::CloneSender, || tx.clone(), |_| Ret::Unit);
+                actor.senders.push(clone);
+            }
             KeyedOp::DropSender => {
                 let Some(tx) = actor.senders.pop() else {
                     return;
@@ -1800,8 +1810,8 @@ fn async_generated_scenarios() {
 /// receiver's thread calls one of receive, one poll of a receive,
 /// `try_recv` and the receiver's drop; a worker's thread one of a send
 /// (on a key the prefix used, on another, on both), one poll of a send,
-/// `try_send`, the release of a message the prefix received, and its
-/// sender's drop; at capacity 2; from each regime of the channel's state;
+/// `try_send`, the release of a message the prefix received (its drop, or
+/// `into_value`), its sender's clone and its drop; at capacity 2; from each regime of the channel's state;
 /// then the main thread releases everything and receives what is left.
 ///
 /// The regimes are the channel's situations when a race begins, one per
@@ -1844,6 +1854,8 @@ fn async_scope() -> scope::Scope<KeyedSubject<Async>> {
                 SendPolledOnce(vec![0], 0),
                 TrySend(vec![0], 0),
                 Release,
+                IntoValue,
+                CloneSender,
                 DropSender,
             ],
         ],
@@ -1952,7 +1964,7 @@ fn keyed_regimes<F: ScenarioFlavour>() -> Vec<scope::Regime<KeyedSubject<F>>> {
 /// or with its reason in the history), a given-up receive or send by its
 /// give-up check (a lost wake-up), every item delivered or dropped once.
 ///
-/// Scope: keyed-async-2x1 (the receiver's thread with one operation of 4, a worker with one of 7, from 13 regimes; 364 scenarios, 352 after renaming)
+/// Scope: keyed-async-2x1 (the receiver's thread with one operation of 4, a worker with one of 9, from 13 regimes; 468 scenarios, 456 after renaming)
 ///
 /// Checks: K-1, K-2, K-3, K-4, K-7.
 #[test]

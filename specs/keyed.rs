@@ -21,6 +21,8 @@
 //!   gone.
 //! - Releasing a message frees its keys; the receiver's drop drops every
 //!   queued message, and later sends fail (K-4).
+//! - A sender's clone and drop count the senders alive, which decide
+//!   `Disconnected` for a receive.
 //!
 //! Nondeterministic exactly where the contract is: which deliverable
 //! message a receive takes ("Not promised: any order between messages with
@@ -79,6 +81,8 @@ pub enum Op<K> {
     RecvPolledOnce,
     /// The message carrying `item` dropped (or its value taken).
     Release(usize),
+    /// A sender cloned: one more sender alive.
+    CloneSender,
     DropSender,
     DropReceiver,
 }
@@ -252,6 +256,11 @@ impl<K: Ord + Clone + Debug + Hash> Spec for Keyed<K> {
             Op::Release(item) => {
                 let mut next = self.clone();
                 next.live.remove(item);
+                vec![(Ret::Unit, next)]
+            }
+            Op::CloneSender => {
+                let mut next = self.clone();
+                next.senders += 1;
                 vec![(Ret::Unit, next)]
             }
             Op::DropSender => {

@@ -47,6 +47,14 @@
 //! bug it kills is killed by a main-job model, or it kills none and is
 //! costly).
 //!
+//! Processes: under loom each model's test runs its model in a process of
+//! its own (`own_process.rs`): libtest runs two tests at once as threads
+//! of one process, and loom maps and unmaps a stack for every thread of
+//! every execution, so two models in one address space interrupt each
+//! other's core on every unmap. The same test, the same line, the same
+//! verdict; `MODELSYNC_LOOM_PROCESS=shared` runs it in the test's own
+//! thread instead.
+//!
 //! Reachability: a model declares the interleavings it exists for as
 //! [`Reach`] counters. Under loom (exhaustive within the bound) and shuttle
 //! (seeded, so deterministic) the run fails if any counter stayed at zero.
@@ -61,6 +69,7 @@
 mod handoff;
 mod ledger;
 pub mod linearizability;
+mod own_process;
 pub mod recorder;
 pub mod scenario;
 pub mod scope;
@@ -298,7 +307,7 @@ impl Model {
     /// line that says so. Always true under shuttle and std.
     pub fn runs_in_this_tier(&self) -> bool {
         if !cfg!(loom) || self.tier == Tier::PullRequest || nightly_tier_runs() {
-            return true;
+            return own_process::runs_here(&self.name);
         }
         emit(&format!(
             "model {} backend=loom tier=nightly skipped: the nightly tier runs it \
