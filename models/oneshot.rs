@@ -414,6 +414,43 @@ fn sent_value_not_dropped_on_sender_thread() {
     });
 }
 
+/// The same, with the receiver closing the channel before it is dropped,
+/// while `send` is between its completion and its return: the close
+/// leaves the value in the slot (a value sent is still received after a
+/// close), so the receiver's drop must still drop it. A drop that took a
+/// close for "the sender took its value back" leaves it to the last
+/// handle, which may be the sender's, inside `send` (written blind from
+/// the docs: it passed every other model, scope oneshot-2x1 included, as
+/// the race needs two calls on the receiver's side during one `send`).
+///
+/// Checks: O-3.
+#[test]
+fn sent_value_not_dropped_on_sender_thread_after_a_close() {
+    let dropped_by_rx = Reach::new("close_then_drop_after_the_value_was_sent");
+    let r = dropped_by_rx.clone();
+    model!().reach(&dropped_by_rx).check(move || {
+        let ledger = Ledger::new(1);
+        let (history, main) = history();
+        let (tx, mut rx) = oneshot::channel();
+        let (v, on_sender) = value(&ledger);
+        let sender = main.spawn(1, move |rec| {
+            rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
+        });
+        main.op(spec::Op::Close, || rx.close(), |_| spec::Ret::Unit);
+        main.op(spec::Op::DropReceiver, || drop(rx), |_| spec::Ret::Unit);
+        let ok = sender.join().unwrap();
+        if ok {
+            r.hit();
+            assert!(
+                !on_sender.get(),
+                "send returned Ok, value dropped on the sender's thread"
+            );
+        }
+        ledger.assert_all_dropped_once();
+        history.check();
+    });
+}
+
 /// tokio's rx-dropped-after-poll: the receiver registers a waker, then is
 /// dropped while the value is sent; the value is dropped exactly once and
 /// the stale waker is never used after it is freed.
