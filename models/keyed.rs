@@ -1847,17 +1847,7 @@ fn async_scope() -> scope::Scope<KeyedSubject<Async>> {
         name: "keyed-async-2x1",
         threads: vec![
             vec![Recv, RecvPolledOnce, TryRecv, DropReceiver],
-            vec![
-                Send(vec![0], 0),
-                Send(vec![1], 0),
-                Send(vec![0, 1], 0),
-                SendPolledOnce(vec![0], 0),
-                TrySend(vec![0], 0),
-                Release,
-                IntoValue,
-                CloneSender,
-                DropSender,
-            ],
+            worker_alphabet(true),
         ],
         lengths: (1, 1),
         post: vec![ReleaseAll, TryRecv, ReleaseAll, TryRecv],
@@ -1866,6 +1856,26 @@ fn async_scope() -> scope::Scope<KeyedSubject<Async>> {
         contract: scope::any_operations,
         regimes: keyed_regimes(),
     }
+}
+
+/// A worker's calls in the whole channel's scopes: a send on a key the
+/// prefix used, on another, on both, one poll of a send (async only),
+/// `try_send`, a release of a message the prefix received (its drop, or
+/// `into_value`), its sender's clone and its drop.
+fn worker_alphabet(with_single_poll: bool) -> Vec<KeyedOp> {
+    use KeyedOp::*;
+    let mut calls = vec![Send(vec![0], 0), Send(vec![1], 0), Send(vec![0, 1], 0)];
+    if with_single_poll {
+        calls.push(SendPolledOnce(vec![0], 0));
+    }
+    calls.extend([
+        TrySend(vec![0], 0),
+        Release,
+        IntoValue,
+        CloneSender,
+        DropSender,
+    ]);
+    calls
 }
 
 /// The channel's regimes (`async_scope` says why these).
@@ -1999,19 +2009,7 @@ fn sync_scope() -> scope::Scope<KeyedSubject<Blocking>> {
     regimes.retain(|r| !async_only.contains(&r.name));
     scope::Scope {
         name: "keyed-sync-2x1",
-        threads: vec![
-            vec![Recv, TryRecv, DropReceiver],
-            vec![
-                Send(vec![0], 0),
-                Send(vec![1], 0),
-                Send(vec![0, 1], 0),
-                TrySend(vec![0], 0),
-                Release,
-                IntoValue,
-                CloneSender,
-                DropSender,
-            ],
-        ],
+        threads: vec![vec![Recv, TryRecv, DropReceiver], worker_alphabet(false)],
         lengths: (1, 1),
         post: vec![ReleaseAll, TryRecv, ReleaseAll, TryRecv],
         ordered_threads: true,
@@ -2106,7 +2104,7 @@ fn sync_calls_complete(prefix: &[KeyedOp], threads: &[Vec<KeyedOp>]) -> bool {
 }
 
 /// Every scenario of the whole channel's sync scope (`sync_scope`),
-/// complete under loom in both passes; every history checked against
+/// complete under loom in both passes within scope keyed-sync-2x1; every history checked against
 /// `specs/keyed.rs`, a lost wake-up a deadlock, every item delivered or
 /// dropped once.
 ///

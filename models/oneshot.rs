@@ -19,7 +19,7 @@ use std::task::{Context, Poll};
 use crate::harness::recorder::{Recorder, ThreadRecorder};
 use crate::harness::scenario::{self, Scenario, Small, Subject, Waiter};
 use crate::harness::scope;
-use crate::harness::{counting_waker, model, Flag, Handoff, Ledger, Reach, Tracked};
+use crate::harness::{counting_waker, model, Flag, Handoff, Ledger, Model, Reach, Tracked};
 use crate::specs::oneshot as spec;
 use modelsync::oneshot::{self, error::TryRecvError};
 use modelsync::sync::{thread, thread_local};
@@ -391,27 +391,7 @@ fn close_publishes_receiver_writes() {
 #[test]
 fn sent_value_not_dropped_on_sender_thread() {
     let dropped_by_rx = Reach::new("receiver_drop_dropped_value");
-    let r = dropped_by_rx.clone();
-    model!().reach(&dropped_by_rx).check(move || {
-        let ledger = Ledger::new(1);
-        let (history, main) = history();
-        let (tx, rx) = oneshot::channel();
-        let (v, on_sender) = value(&ledger);
-        let sender = main.spawn(1, move |rec| {
-            rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
-        });
-        main.op(spec::Op::DropReceiver, || drop(rx), |_| spec::Ret::Unit);
-        let ok = sender.join().unwrap();
-        if ok {
-            r.hit();
-            assert!(
-                !on_sender.get(),
-                "send returned Ok, value dropped on the sender's thread"
-            );
-        }
-        ledger.assert_all_dropped_once();
-        history.check();
-    });
+    receiver_leaves_during_a_send(model!().reach(&dropped_by_rx), dropped_by_rx, false);
 }
 
 /// The same, with the receiver closing the channel before it is dropped,
@@ -427,8 +407,14 @@ fn sent_value_not_dropped_on_sender_thread() {
 #[test]
 fn sent_value_not_dropped_on_sender_thread_after_a_close() {
     let dropped_by_rx = Reach::new("close_then_drop_after_the_value_was_sent");
-    let r = dropped_by_rx.clone();
-    model!().reach(&dropped_by_rx).check(move || {
+    receiver_leaves_during_a_send(model!().reach(&dropped_by_rx), dropped_by_rx, true);
+}
+
+/// A send racing the receiver's drop (after a `close` if `close_first`):
+/// a send that returned `Ok` left its value to the receiver's side (O-3),
+/// counted in `sent_ok`; the value dropped once, the history checked.
+fn receiver_leaves_during_a_send(model: Model, sent_ok: Reach, close_first: bool) {
+    model.check(move || {
         let ledger = Ledger::new(1);
         let (history, main) = history();
         let (tx, mut rx) = oneshot::channel();
@@ -436,11 +422,13 @@ fn sent_value_not_dropped_on_sender_thread_after_a_close() {
         let sender = main.spawn(1, move |rec| {
             rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
         });
-        main.op(spec::Op::Close, || rx.close(), |_| spec::Ret::Unit);
+        if close_first {
+            main.op(spec::Op::Close, || rx.close(), |_| spec::Ret::Unit);
+        }
         main.op(spec::Op::DropReceiver, || drop(rx), |_| spec::Ret::Unit);
         let ok = sender.join().unwrap();
         if ok {
-            r.hit();
+            sent_ok.hit();
             assert!(
                 !on_sender.get(),
                 "send returned Ok, value dropped on the sender's thread"

@@ -58,8 +58,9 @@ pub fn runs_here(name: &str) -> bool {
     // Result lines go to stderr uncaptured, as in one process; the rest
     // (loom's own output, a panic's message) as the test's output.
     let _ = std::io::stderr().write_all(&out.stderr);
-    print!("{}", String::from_utf8_lossy(&out.stdout));
-    let ran_one = String::from_utf8_lossy(&out.stdout).contains("1 passed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    print!("{stdout}");
+    let ran_one = stdout.contains("1 passed");
     assert!(
         out.status.success() && ran_one,
         "{name}: failed in its own process ({}; its output is above)",
