@@ -1243,7 +1243,7 @@ fn scope_complete() {
 fn scope_two_ops_from_empty_at_the_wrap() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).only_regime("empty_at_the_wrap"),
+        queue_scope((1, 2)).only_regimes(&["empty_at_the_wrap"]),
     );
 }
 
@@ -1257,7 +1257,7 @@ fn scope_two_ops_from_empty_at_the_wrap() {
 fn scope_two_ops_from_one_item() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).only_regime("one_item"),
+        queue_scope((1, 2)).only_regimes(&["one_item"]),
     );
 }
 
@@ -1271,7 +1271,7 @@ fn scope_two_ops_from_one_item() {
 fn scope_two_ops_from_three_items_across_the_wrap() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).only_regime("three_items_across_the_wrap"),
+        queue_scope((1, 2)).only_regimes(&["three_items_across_the_wrap"]),
     );
 }
 
@@ -1283,7 +1283,10 @@ fn scope_two_ops_from_three_items_across_the_wrap() {
 /// Checks.
 #[test]
 fn scope_two_ops_from_full() {
-    scope::every_scenario(model!().nightly(), queue_scope((1, 2)).only_regime("full"));
+    scope::every_scenario(
+        model!().nightly(),
+        queue_scope((1, 2)).only_regimes(&["full"]),
+    );
 }
 
 /// The nightly's queue-2x2 shard from regime `owner_view_of_head_stale` (900 scenarios),
@@ -1296,7 +1299,7 @@ fn scope_two_ops_from_full() {
 fn scope_two_ops_from_owner_view_of_head_stale() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).only_regime("owner_view_of_head_stale"),
+        queue_scope((1, 2)).only_regimes(&["owner_view_of_head_stale"]),
     );
 }
 
@@ -1310,7 +1313,7 @@ fn scope_two_ops_from_owner_view_of_head_stale() {
 fn scope_two_ops_from_turned_over() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).only_regime("turned_over"),
+        queue_scope((1, 2)).only_regimes(&["turned_over"]),
     );
 }
 
@@ -1324,6 +1327,6 @@ fn scope_two_ops_from_turned_over() {
 fn scope_two_ops_from_both_rings_hold_items() {
     scope::every_scenario(
         model!().nightly(),
-        queue_scope((1, 2)).only_regime("both_rings_hold_items"),
+        queue_scope((1, 2)).only_regimes(&["both_rings_hold_items"]),
     );
 }

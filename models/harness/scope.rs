@@ -96,12 +96,18 @@ pub fn any_operations<Op>(_: &[Op], _: &[Vec<Op>]) -> bool {
 }
 
 impl<P: Subject> Scope<P> {
-    /// The part of the scope that starts from regime `name` alone: a
-    /// shard of a scope too large for one model's time (the nightly runs
-    /// one model per regime).
-    pub fn only_regime(mut self, name: &str) -> Self {
-        self.regimes.retain(|r| r.name == name);
-        assert!(!self.regimes.is_empty(), "{}: no regime {name}", self.name);
+    /// The part of the scope that starts from the regimes `names` alone:
+    /// a shard of a scope too large for one model's time (the nightly
+    /// runs one model per shard). Each name must be one of its regimes.
+    pub fn only_regimes(mut self, names: &[&str]) -> Self {
+        for name in names {
+            assert!(
+                self.regimes.iter().any(|r| r.name == *name),
+                "{}: no regime {name}",
+                self.name
+            );
+        }
+        self.regimes.retain(|r| names.contains(&r.name));
         self
     }
 }
