@@ -22,11 +22,26 @@
 //! Contract with its callers (not checked here, kept by `keyed/mod.rs`):
 //! one reader at a time; the reader reads every claimed place before it
 //! is dropped (the channel's receiver does, and so does the
-//! `SlotReader` the models use). Deterministic: one outcome per step.
+//! `SlotReader` the models use).
+//!
+//! One nondeterminism, conditioned (`Spec::needs_overlap`): `pop` may
+//! answer `None` at a written next place while that place's `Write`
+//! overlaps it in the history's order. A claim is a relaxed
+//! compare-and-swap that publishes nothing, so claim order is not
+//! happens-before: a writer's write, then its next claim, then another
+//! thread's claim after it and that thread's `pop`, leave the pop free to
+//! read the first place's state from before the write. It is the
+//! queue's order (`specs/queue.rs`): happens-before, not real time. It is
+//! enough for the channel: a receive that finds a claimed place unwritten
+//! knows from the room, a read-modify-write, that a message is on its way
+//! and looks again until it is written (`Inbox::next_ready`), so what the
+//! user sees meets real time. A trial scope with three calls per thread
+//! found it (the reader's pop, push and pop against a writer's three
+//! pushes; too long to keep, HISTORY.md).
 
 use std::collections::VecDeque;
 
-use crate::harness::linearizability::Spec;
+use crate::harness::linearizability::{Overlap, Spec};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SlotList {
@@ -80,7 +95,8 @@ impl Spec for SlotList {
                 Some(&(item, true)) => {
                     next.places.pop_front();
                     next.marked = false;
-                    Ret::Popped(Some(item))
+                    // Or a stale look at the place: see `needs_overlap`.
+                    return vec![(Ret::Popped(Some(item)), next), (Ret::Popped(None), self.clone())];
                 }
                 _ => Ret::Popped(None),
             },
@@ -91,5 +107,17 @@ impl Spec for SlotList {
             }
         };
         vec![(ret, next)]
+    }
+
+    /// A `pop` that answers `None` at a written place: only while that
+    /// place's write overlaps it (see the module documentation).
+    fn needs_overlap(&self, op: &Op, ret: &Ret, _: &Self) -> Option<Overlap<Op, Ret>> {
+        match (op, ret, self.places.front()) {
+            (Op::Pop, Ret::Popped(None), Some(&(item, true))) => Some(Overlap::new(
+                format!("the write of item {item}, the reader's next place"),
+                move |other, _| *other == Op::Write(item),
+            )),
+            _ => None,
+        }
     }
 }
