@@ -207,8 +207,10 @@ fn number_slot_pushes(mut scenario: Scenario<SlotOp>) -> Scenario<SlotOp> {
 /// installs the recycled block and one that writes into it), and
 /// slot-list-2x2 did not finish within the scenario budget (216
 /// scenarios, 348 s, 3 scenarios over 50,000 executions, measured on
-/// H4). The whole channel's `keyed::async_blocks_reused_while_sending`
-/// and `keyed::sync_blocks_reused_while_sending` check it.
+/// H4). `slot_list_block_reused_after_its_recycling` checks it on its
+/// own (complete), as do the whole channel's
+/// `keyed::async_blocks_reused_while_sending` and
+/// `keyed::sync_blocks_reused_while_sending`.
 fn slot_list_scope() -> scope::Scope<SlotListSubject> {
     use SlotOp::*;
     let regime = scope::Regime::<SlotListSubject>::new;
@@ -391,6 +393,64 @@ fn slot_list_writers_cross_a_block_while_the_reader_waits() {
             ledger.deliver(value);
         }
         assert_eq!(read.len(), 2, "a written value was not read");
+        drop(reader);
+        ledger.assert_all_delivered_once();
+        history.check();
+    });
+}
+
+/// A block's recycling against its reuse, complete: the reader reads both
+/// places of a full block (its second pop recycles the block) while a
+/// writer's first push claims the next block's last place and installs a
+/// block, the recycled one if the recycling came first, and its second
+/// push writes into that block's first place. The reader's reads of the
+/// block must happen before the writer's writes into it again
+/// (`recycle`'s Release, `spare_block`'s Acquire): loom fails a write
+/// that races a read of the same place. This is the race scope
+/// slot-list-2x1 cannot reach with one call per thread (see
+/// `slot_list_scope`). Reaches: the recycling done before the install
+/// began, so that the block installed is the recycled one.
+/// History-checked; every item delivered once.
+///
+/// Checks: K-4, K-9.
+#[test]
+fn slot_list_block_reused_after_its_recycling() {
+    let reused = Reach::new("recycled_before_the_install");
+    let r_reused = reused.clone();
+    model!().reach(&reused).check(move || {
+        let history = Recorder::new(sspec::SlotList::default());
+        let main = history.thread(0);
+        let ledger = Ledger::new(5);
+        let (writer, mut reader) = slot_list();
+        // Places 0 and 1 fill the first block (the second push installs
+        // the next one); place 3 is the next block's first.
+        for item in 0..3 {
+            record_slot_push(&writer, item, &ledger, &main);
+        }
+        let recycled = Flag::default();
+        main.fork(1);
+        let pushes = {
+            let (ledger, rec, recycled) = (ledger.clone(), history.thread(1), recycled.clone());
+            thread::spawn(move || {
+                let after_the_recycling = recycled.get();
+                record_slot_push(&writer, 3, &ledger, &rec);
+                record_slot_push(&writer, 4, &ledger, &rec);
+                after_the_recycling
+            })
+        };
+        for _ in 0..2 {
+            let value = record_pop(&mut reader, &main).expect("written before the fork");
+            ledger.deliver(value);
+        }
+        recycled.set();
+        r_reused.hit_if(pushes.join().unwrap());
+        main.join(1);
+        let mut read = Vec::new();
+        while let Some(value) = record_pop(&mut reader, &main) {
+            read.push(value.id());
+            ledger.deliver(value);
+        }
+        assert_eq!(read, vec![2, 3, 4], "not read in claim order");
         drop(reader);
         ledger.assert_all_delivered_once();
         history.check();
