@@ -102,8 +102,15 @@ def is_generated(setting):
     return setting.startswith("scenarios=")
 
 
+# A hand-written model run with no preemption bound: every execution of
+# its one scenario, which is its whole scope (VERIFICATION.md's "loom
+# complete in scope: each model's own scenario"). No colon: the count
+# follows the first one.
+OWN_SCENARIO_COMPLETE = "complete in scope its own scenario, no preemption bound"
+
+
 def setting_cell(setting, executions):
-    """`complete for its scenario: 26,914`, `bound 3: 7,679`, or for
+    """`complete in scope its own scenario, no preemption bound: 26,914`, `bound 3: 7,679`, or for
     generated scenarios `8 scenarios: 7 complete, 1 down to bound 3:
     16,943`, `16 drawn scenarios, each complete: 4,321` or `every scenario
     of scope S (N after symmetry, of M), all complete: 1,234`."""
@@ -120,7 +127,7 @@ def setting_cell(setting, executions):
             how = f"{n} scenarios: {complete} complete, {n - complete} down to bound {lowest}"
         return f"{how}: {executions:,}"
     bound = fields(setting).get("preemption_bound", "?")
-    how = "complete for its scenario" if bound == "none" else f"bound {bound}"
+    how = OWN_SCENARIO_COMPLETE if bound == "none" else f"bound {bound}"
     if m := re.search(r"capped:loom-does-not-end-above-(\d+)", setting):
         how += f" (loom does not end above {m.group(1)})"
     if "TRUNCATED" in setting:

@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tree  # noqa: E402
 from generated import splice  # noqa: E402
+from model_table import OWN_SCENARIO_COMPLETE  # noqa: E402
 from primitives import primitives  # noqa: E402
 
 ROOT = tree.ROOT
@@ -375,14 +376,14 @@ def result_line(text):
     """A result line of `queue::multi_stealer`, as its row records it."""
     name = "queue::multi_stealer"
     tier, pr, rt, reached, _ = table_rows(text)[name]
-    setting = pr.split(":")[0].replace("complete for its scenario", "preemption_bound=none").replace(
+    setting = pr.split(":")[0].replace(OWN_SCENARIO_COMPLETE, "preemption_bound=none").replace(
         "bound ", "preemption_bound=")
     executions = pr.split(": ")[-1].replace(",", "")
     reached = " ".join(r.replace(": ", "=") for r in reached.split("; "))
     line = (f"model {name} backend=loom tier={tier} {setting} executions={executions} "
             f"time=...s reached[{reached}]")
     if rt != "-":
-        rt_setting = rt.split(":")[0].replace("complete for its scenario", "none").replace("bound ", "")
+        rt_setting = rt.split(":")[0].replace(OWN_SCENARIO_COMPLETE, "none").replace("bound ", "")
         rt_executions = rt.split(": ")[-1].replace(",", "")
         line += (f" real_time_pass[preemption_bound={rt_setting} executions={rt_executions} "
                  f"time=...s histories_checked={rt_executions}]")

@@ -59,24 +59,31 @@ impl Drop for Value {
     }
 }
 
-fn value(ledger: &Ledger) -> (Value, Flag) {
+/// Item `id` as a value to send, and the flag its drop on the sender's
+/// thread sets.
+fn value(ledger: &Ledger, id: usize) -> (Value, Flag) {
     let flag = Flag::default();
     (
         Value {
-            item: Some(ledger.item(0)),
+            item: Some(ledger.item(id)),
             dropped_on_sender: flag.clone(),
         },
         flag,
     )
 }
 
+/// Sends from a thread marked as the sender, for the length of the call.
+fn send_on_sender_thread(tx: oneshot::Sender<Value>, value: Value) -> Result<(), Value> {
+    ON_SENDER_THREAD.with(|on| on.set(true));
+    let sent = tx.send(value);
+    ON_SENDER_THREAD.with(|on| on.set(false));
+    sent
+}
+
 /// Sends from a thread marked as the sender; returns whether it succeeded.
 /// A value that comes back is dropped here, on the sender's thread.
 fn send_marked(tx: oneshot::Sender<Value>, value: Value) -> bool {
-    ON_SENDER_THREAD.with(|on| on.set(true));
-    let sent = tx.send(value).is_ok();
-    ON_SENDER_THREAD.with(|on| on.set(false));
-    sent
+    send_on_sender_thread(tx, value).is_ok()
 }
 
 /// A history of the channel's operations, checked against
@@ -136,7 +143,7 @@ fn send_recv_scenario(sender_first: bool, ready: &Reach, waited: &Reach) {
     let ledger = Ledger::new(1);
     let (history, main) = history();
     let (tx, mut rx) = oneshot::channel();
-    let (v, on_sender) = value(&ledger);
+    let (v, on_sender) = value(&ledger, 0);
     let sender = main.spawn(1, move |rec| {
         rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
     });
@@ -208,7 +215,7 @@ fn changing_rx_task() {
         let ledger = Ledger::new(1);
         let (history, main) = history();
         let (tx, mut rx) = oneshot::channel();
-        let (v, _) = value(&ledger);
+        let (v, _) = value(&ledger, 0);
         let sender = main.spawn(1, move |rec| {
             rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
         });
@@ -253,7 +260,7 @@ fn close_races_send() {
         let ledger = Ledger::new(1);
         let (history, main) = history();
         let (tx, mut rx) = oneshot::channel();
-        let (v, _) = value(&ledger);
+        let (v, _) = value(&ledger, 0);
         let sender = main.spawn(1, move |rec| {
             rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
         });
@@ -418,7 +425,7 @@ fn receiver_leaves_during_a_send(model: Model, sent_ok: Reach, close_first: bool
         let ledger = Ledger::new(1);
         let (history, main) = history();
         let (tx, mut rx) = oneshot::channel();
-        let (v, on_sender) = value(&ledger);
+        let (v, on_sender) = value(&ledger, 0);
         let sender = main.spawn(1, move |rec| {
             rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
         });
@@ -452,7 +459,7 @@ fn rx_dropped_after_poll_races_send() {
         let ledger = Ledger::new(1);
         let (history, main) = history();
         let (tx, mut rx) = oneshot::channel();
-        let (v, _) = value(&ledger);
+        let (v, _) = value(&ledger, 0);
         let sender = main.spawn(1, move |rec| {
             rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
         });
@@ -521,7 +528,7 @@ fn both_ends_dropped_concurrently() {
         let ledger = Ledger::new(1);
         let (history, main) = history();
         let (tx, rx) = oneshot::channel();
-        let (v, _) = value(&ledger);
+        let (v, _) = value(&ledger, 0);
         let sender = main.spawn(1, move |rec| {
             rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
         });
@@ -549,7 +556,7 @@ fn try_recv_races_send() {
         let ledger = Ledger::new(1);
         let (history, main) = history();
         let (tx, mut rx) = oneshot::channel();
-        let (v, _) = value(&ledger);
+        let (v, _) = value(&ledger, 0);
         let sender = main.spawn(1, move |rec| {
             rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
         });
@@ -612,7 +619,7 @@ fn closed_wait_races_close_then_send() {
                 |_| spec::Ret::Unit,
             );
         }
-        let (v, _) = value(&ledger);
+        let (v, _) = value(&ledger, 0);
         let sent = main.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret);
         assert!(!sent, "send succeeded after closed() returned");
         assert_eq!(receiver.join().unwrap(), Err(TryRecvError::Closed));
@@ -635,7 +642,7 @@ fn is_empty_races_send() {
         let ledger = Ledger::new(1);
         let (history, main) = history();
         let (tx, mut rx) = oneshot::channel();
-        let (v, _) = value(&ledger);
+        let (v, _) = value(&ledger, 0);
         let sender = main.spawn(1, move |rec| {
             rec.op(spec::Op::Send(0), || send_marked(tx, v), sent_ret)
         });
@@ -767,19 +774,10 @@ impl Subject for OneshotChannel {
         match *op {
             Op::Send(id) => {
                 let Some(tx) = ends.tx.take() else { return };
-                let dropped_on_sender = Flag::default();
-                let value = Value {
-                    item: Some(ledger.item(id)),
-                    dropped_on_sender: dropped_on_sender.clone(),
-                };
+                let (sent_value, dropped_on_sender) = value(ledger, id);
                 let sent = rec.op(
                     op.clone(),
-                    || {
-                        ON_SENDER_THREAD.with(|on| on.set(true));
-                        let sent = tx.send(value);
-                        ON_SENDER_THREAD.with(|on| on.set(false));
-                        sent
-                    },
+                    || send_on_sender_thread(tx, sent_value),
                     |r| Ret::Sent(r.as_ref().map(|_| ()).map_err(Value::id)),
                 );
                 assert!(
@@ -1227,24 +1225,20 @@ fn scope_complete() {
     scope::every_scenario(model!(), oneshot_scope((1, 1)));
 }
 
-/// Scope oneshot-2x2's regimes, in two shards of about equal cost for the
-/// nightly's budget per model: both wakers stored (the most costly
-/// regime, each thread's first call a waker change), and the others.
-const TWO_CALLS_SHARDS: [&[&str]; 2] = [
-    &["both_wakers_stored"],
-    &[
-        "nothing_set",
-        "receiver_waker_stored",
-        "sender_waker_stored",
-        "value_sent",
-        "value_sent_to_a_waiting_receiver",
-        "closed",
-        "closed_with_the_sender_waker_stored",
-        "sender_dropped",
-        "value_sent_then_closed",
-        "receiver_dropped",
-    ],
-];
+/// Scope oneshot-2x2 in two shards of about equal cost for the nightly's
+/// budget per model: from both wakers stored (the most costly regime,
+/// each thread's first call a waker change), or from every other regime.
+fn two_calls_shard(both_wakers: bool) -> scope::Scope<OneshotChannel> {
+    const BOTH_WAKERS: &str = "both_wakers_stored";
+    let scope = oneshot_scope((1, 2));
+    let names: Vec<&str> = scope
+        .regimes
+        .iter()
+        .map(|r| r.name)
+        .filter(|&name| (name == BOTH_WAKERS) == both_wakers)
+        .collect();
+    scope.only_regimes(&names)
+}
 
 /// Every scenario of scope oneshot-2x2 but those from both wakers stored
 /// (`scope_two_calls_from_both_wakers_complete` runs those): as
@@ -1260,10 +1254,7 @@ const TWO_CALLS_SHARDS: [&[&str]; 2] = [
 /// Checks: O-2, O-3, O-4, O-6, O-7.
 #[test]
 fn scope_two_calls_complete() {
-    scope::every_scenario(
-        model!().nightly(),
-        oneshot_scope((1, 2)).only_regimes(TWO_CALLS_SHARDS[1]),
-    );
+    scope::every_scenario(model!().nightly(), two_calls_shard(false));
 }
 
 /// Every scenario of scope oneshot-2x2 from its regime with both wakers
@@ -1274,8 +1265,5 @@ fn scope_two_calls_complete() {
 /// Checks: O-2, O-3, O-4, O-6, O-7.
 #[test]
 fn scope_two_calls_from_both_wakers_complete() {
-    scope::every_scenario(
-        model!().nightly(),
-        oneshot_scope((1, 2)).only_regimes(TWO_CALLS_SHARDS[0]),
-    );
+    scope::every_scenario(model!().nightly(), two_calls_shard(true));
 }

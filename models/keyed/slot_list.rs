@@ -192,14 +192,14 @@ fn number_slot_pushes(mut scenario: Scenario<SlotOp>) -> Scenario<SlotOp> {
 /// pop recycles its block while that push installs a block, which may be
 /// the recycled one: the recycling's hand-over, K-9); the reader's next
 /// place marked (the write of that place wakes it). One operation per
-/// thread is what the races need
-/// once a regime is set up: a pop or an announcement racing the write of
-/// the place it looks at (K-3), two pushes racing for the block's last
-/// place and the next block's install (claim order, K-4), a reader
-/// recycling a block racing the installer that takes it (added in round
-/// 4 of the blind bugs, which showed no slot-list model reached it); a
-/// writer's next push installing a block while the reader has read
-/// nothing of a full block.
+/// thread is what the races need once a regime is set up: a pop or an
+/// announcement racing the write of the place it looks at (K-3), two
+/// pushes racing for the block's last place and the next block's install
+/// (claim order, K-4), a reader recycling a block racing the installer
+/// that takes it, and a writer's push installing a block while the
+/// reader has read nothing of a full one (these two regimes were added
+/// in round 4 of the blind bugs, which showed no slot-list model reached
+/// the first).
 ///
 /// Not in this scope: a block's recycling racing a write into it after
 /// its reuse. The reader's read and the writer's write of one place
@@ -208,7 +208,8 @@ fn number_slot_pushes(mut scenario: Scenario<SlotOp>) -> Scenario<SlotOp> {
 /// slot-list-2x2 did not finish within the scenario budget (216
 /// scenarios, 348 s, 3 scenarios over 50,000 executions, measured on
 /// H4). `slot_list_block_reused_after_its_recycling` checks it on its
-/// own (complete), as do the whole channel's
+/// own (complete for its one scenario, no preemption bound), as do the
+/// whole channel's
 /// `keyed::async_blocks_reused_while_sending` and
 /// `keyed::sync_blocks_reused_while_sending`.
 fn slot_list_scope() -> scope::Scope<SlotListSubject> {
@@ -399,7 +400,8 @@ fn slot_list_writers_cross_a_block_while_the_reader_waits() {
     });
 }
 
-/// A block's recycling against its reuse, complete: the reader reads both
+/// A block's recycling against its reuse, complete for this one scenario
+/// (no preemption bound, 4 executions): the reader reads both
 /// places of a full block (its second pop recycles the block) while a
 /// writer's first push claims the next block's last place and installs a
 /// block, the recycled one if the recycling came first, and its second
