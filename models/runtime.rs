@@ -27,7 +27,10 @@ use modelsync::internals::runtime::{
 use modelsync::park::Parker;
 use modelsync::queue::{Inject, Local};
 use modelsync::runtime::{spawn, yield_now, Builder, JoinError, JoinHandle, Runtime};
-use modelsync::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use modelsync::sync::atomic::{
+    AtomicBool, AtomicUsize,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use modelsync::sync::{thread, Arc, Mutex};
 use proptest::strategy::BoxedStrategy;
 
@@ -915,6 +918,75 @@ fn yield_now_runs_behind_the_queued_tasks() {
         });
         rt.block_on(driver).unwrap();
     });
+}
+
+/// `yield_now` lets work from outside go first: on the only worker, a task
+/// yields twice while the main thread spawns a task from outside the
+/// runtime (into the inject queue) and then raises a flag. If the yielding
+/// task saw the flag when its first poll began, the spawn's push happened
+/// before that poll, and the spawned task runs before the yielding task's
+/// second poll: the yield set the task aside until its worker had looked
+/// at the inject queue. A yield that requeues the task at the back of the
+/// worker's ring fails it (the worker takes from its ring before the
+/// inject queue): that was the runtime's yield before it set yielded tasks
+/// aside.
+///
+/// Bound 1: one preemption of the worker by the main thread places the
+/// spawn between the yielding task's polls, which is the whole race; the
+/// order checked is then the one worker's, which no further preemption
+/// changes (a requeue at the back of the ring fails at bound 1).
+///
+/// Checks: R-9 (weaker: the inject queue's side, not the periodic
+/// 61st-tick return of a set-aside task).
+#[test]
+fn yield_lets_a_task_spawned_from_outside_go_first() {
+    let overtaken = Reach::new("spawned_task_ran_between_two_polls_of_the_yielder");
+    let r_overtaken = overtaken.clone();
+    model!()
+        .reach(&overtaken)
+        .preemption_bound(1)
+        .check(move || {
+            let rt = runtime(1);
+            let polls = Arc::new(AtomicUsize::new(0));
+            let saw_the_spawn_first = Arc::new(AtomicBool::new(false));
+            let spawned = Arc::new(AtomicBool::new(false));
+            let yielder = {
+                let (polls, saw, spawned) =
+                    (polls.clone(), saw_the_spawn_first.clone(), spawned.clone());
+                rt.spawn(async move {
+                    // Relaxed: written and read on the one worker thread (the
+                    // spawned task runs there too). Acquire: pairs with the
+                    // Release store after the spawn, so the spawn's push
+                    // happened before this poll.
+                    polls.store(1, Relaxed);
+                    saw.store(spawned.load(Acquire), Relaxed);
+                    yield_now().await;
+                    polls.store(2, Relaxed);
+                    yield_now().await;
+                })
+            };
+            let outside = {
+                let polls = polls.clone();
+                // Relaxed: the one worker thread wrote it.
+                rt.spawn(async move { polls.load(Relaxed) })
+            };
+            // Release: see the Acquire above.
+            spawned.store(true, Release);
+            let polls_when_run = rt.block_on(async move {
+                let polls_when_run = outside.await.unwrap();
+                yielder.await.unwrap();
+                polls_when_run
+            });
+            // Relaxed: the join above carries the task's writes (R-12).
+            if saw_the_spawn_first.load(Relaxed) {
+                assert_eq!(
+                    polls_when_run, 1,
+                    "the yielding task saw the spawn at its first poll, and still ran its second \
+                 before the spawned task"
+                );
+                r_overtaken.hit();
+            }
+        });
 }
 
 /// A count under the shim's `Mutex`, and its `Condvar`: a thread (a

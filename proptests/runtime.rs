@@ -17,7 +17,7 @@ use crate::harness::linearizability::Spec;
 use crate::specs::idle as ispec;
 use crate::specs::live_tasks as lspec;
 use crate::specs::task_state::{self as tspec, Holder};
-use crate::support::panic_message;
+use crate::support::{alone_in_a_process, panic_message, threads_of_this_process};
 
 /// Fewer tasks under Miri, which runs every test about 1000x slower.
 fn scaled(n: usize) -> usize {
@@ -671,23 +671,12 @@ fn panics_in_drops_are_contained() {
 #[cfg(target_os = "linux")]
 #[cfg_attr(miri, ignore)] // starts a process
 fn dropping_a_runtime_in_a_runtime_context_panics_and_shuts_it_down() {
-    const NAME: &str = "runtime::dropping_a_runtime_in_a_runtime_context_panics_and_shuts_it_down";
-    const CHILD: &str = "MODELSYNC_TEST_ALONE";
-    if std::env::var_os(CHILD).is_none() {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", NAME, "--test-threads=1"])
-            .env(CHILD, "1")
-            .output()
-            .expect("run this test in a process of its own");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "the test alone failed:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if !alone_in_a_process(
+        "runtime::dropping_a_runtime_in_a_runtime_context_panics_and_shuts_it_down",
+    ) {
         return;
     }
-    let threads = || std::fs::read_dir("/proc/self/task").unwrap().count();
+    let threads = threads_of_this_process;
     let before = threads();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
@@ -931,19 +920,523 @@ fn inject_queue_is_not_starved() {
     });
 }
 
-/// The runtime's types have tokio's auto traits.
+/// A task that yields in a loop, counting the polls it starts, on a
+/// runtime of one worker: what `yield_now`'s fairness is measured against.
+struct Yielder {
+    polls: Arc<AtomicUsize>,
+    stop: Arc<AtomicUsize>,
+    task: JoinHandle<()>,
+}
+
+impl Yielder {
+    fn start(rt: &Runtime) -> Yielder {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicUsize::new(0));
+        let task = {
+            let (polls, stop) = (polls.clone(), stop.clone());
+            rt.spawn(async move {
+                while stop.load(SeqCst) == 0 {
+                    polls.fetch_add(1, SeqCst);
+                    // A chunk of work per poll, so that wakes from outside
+                    // land both during polls and between them.
+                    for _ in 0..200 {
+                        std::hint::black_box(polls.load(SeqCst));
+                    }
+                    yield_now().await;
+                }
+            })
+        };
+        Yielder { polls, stop, task }
+    }
+
+    /// Waits until the yielder has started `polls` polls.
+    fn wait_for(&self, polls: usize) {
+        let deadline = std::time::Instant::now() + patience();
+        while self.polls.load(SeqCst) < polls {
+            assert!(std::time::Instant::now() < deadline, "the yielder stalled");
+            std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+        }
+    }
+
+    fn finish(self, rt: &Runtime) {
+        self.stop.store(1, SeqCst);
+        rt.block_on(self.task).unwrap();
+    }
+}
+
+/// `yield_now` lets work from outside go first (R-9): on the only worker,
+/// while a task yields in a loop, a task spawned from outside the runtime
+/// is polled before the yielding task starts its second poll after the
+/// spawn returned. It is in the inject queue when the spawn returns, and
+/// the yielding task is set aside until the worker has looked there: the
+/// poll under way when the spawn returned may end, and one more may begin
+/// if the worker had already looked before the push, no more. Tried at
+/// many points of the yielding task's loop, the periodic 61st-tick check
+/// included. Before yields were set aside, the yielding task went back to
+/// the worker's own queue, which the worker takes from before the inject
+/// queue, and ran up to 60 more polls first.
+///
+/// Checks: R-9.
+#[test]
+fn a_task_spawned_from_outside_runs_before_a_yielder_polls_twice() {
+    let rt = runtime(1);
+    let yielder = Yielder::start(&rt);
+    for round in 0..scaled(200) {
+        yielder.wait_for(round * 7);
+        let polls = yielder.polls.clone();
+        let spawned = rt.spawn(async move { polls.load(SeqCst) });
+        let polls_when_spawned = yielder.polls.load(SeqCst);
+        let polls_when_run = rt.block_on(spawned).unwrap();
+        assert!(
+            polls_when_run <= polls_when_spawned + 1,
+            "round {round}: the yielder started {} polls between the spawn and the spawned \
+             task's first poll",
+            polls_when_run.saturating_sub(polls_when_spawned)
+        );
+    }
+    yielder.finish(&rt);
+}
+
+/// As above for a task woken from outside the runtime (its waker called on
+/// a plain thread, which queues it in the inject queue): it is polled
+/// before the yielding task starts its second poll after the wake.
+///
+/// Checks: R-9.
+#[test]
+fn a_task_woken_from_outside_runs_before_a_yielder_polls_twice() {
+    let rt = runtime(1);
+    let yielder = Yielder::start(&rt);
+    for round in 0..scaled(200) {
+        yielder.wait_for(round * 7);
+        let waker = Arc::new(std::sync::Mutex::new(None::<Waker>)); // shim-exempt: hands the waiting task's waker to this thread
+        let polls_when_run = Arc::new(AtomicUsize::new(usize::MAX));
+        let waiting = {
+            let (waker, polls, seen) =
+                (waker.clone(), yielder.polls.clone(), polls_when_run.clone());
+            let mut registered = false;
+            rt.spawn(std::future::poll_fn(move |cx| {
+                if registered {
+                    seen.store(polls.load(SeqCst), SeqCst);
+                    return Poll::Ready(());
+                }
+                registered = true;
+                *waker.lock().unwrap() = Some(cx.waker().clone());
+                Poll::Pending
+            }))
+        };
+        let deadline = std::time::Instant::now() + patience();
+        let registered = loop {
+            if let Some(w) = waker.lock().unwrap().take() {
+                break w;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the waiting task never ran"
+            );
+            std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+        };
+        registered.wake();
+        let polls_when_woken = yielder.polls.load(SeqCst);
+        rt.block_on(waiting).unwrap();
+        let polls_when_run = polls_when_run.load(SeqCst);
+        assert!(
+            polls_when_run <= polls_when_woken + 1,
+            "round {round}: the yielder started {} polls between the wake and the woken task's \
+             poll",
+            polls_when_run.saturating_sub(polls_when_woken)
+        );
+    }
+    yielder.finish(&rt);
+}
+
+/// A yield is not a starvation: a task that yields on a worker that never
+/// runs out of work (two tasks that wake each other through the LIFO slot
+/// and the ring, forever) is still polled again, within the worker's
+/// periodic check (R-9).
+///
+/// Checks: R-9.
+#[test]
+fn a_yielding_task_runs_again_on_a_worker_that_never_runs_dry() {
+    type Slots = Arc<[std::sync::Mutex<Option<Waker>>; 2]>; // shim-exempt: hands wakers between the test's tasks
+    fn ping_pong(me: usize, slots: Slots, stop: Arc<AtomicUsize>) -> impl Future<Output = ()> {
+        std::future::poll_fn(move |cx| {
+            if stop.load(SeqCst) == 1 {
+                return Poll::Ready(());
+            }
+            *slots[me].lock().unwrap() = Some(cx.waker().clone());
+            if let Some(other) = slots[1 - me].lock().unwrap().take() {
+                other.wake();
+            }
+            Poll::Pending
+        })
+    }
+    let rt = runtime(1);
+    let stop = Arc::new(AtomicUsize::new(0));
+    let slots: Slots = Arc::new([std::sync::Mutex::new(None), std::sync::Mutex::new(None)]); // shim-exempt: as above
+    let yields = Arc::new(AtomicUsize::new(0));
+    let driver = {
+        let (stop, slots, yields) = (stop.clone(), slots.clone(), yields.clone());
+        rt.spawn(async move {
+            let a = spawn(ping_pong(0, slots.clone(), stop.clone()));
+            let b = spawn(ping_pong(1, slots.clone(), stop.clone()));
+            for _ in 0..5 {
+                yield_now().await;
+                yields.fetch_add(1, SeqCst);
+            }
+            stop.store(1, SeqCst);
+            for slot in slots.iter() {
+                if let Some(w) = slot.lock().unwrap().take() {
+                    w.wake();
+                }
+            }
+            a.await.unwrap();
+            b.await.unwrap();
+        })
+    };
+    rt.block_on(driver).unwrap();
+    assert_eq!(yields.load(SeqCst), 5);
+}
+
+/// `build()` refuses more workers than the runtime can count with an
+/// error, before any thread starts.
+///
+/// Checks: R-16.
+#[test]
+fn build_refuses_more_workers_than_it_counts() {
+    let error = Builder::new_multi_thread()
+        .worker_threads(32_767)
+        .build()
+        .unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(
+        error
+            .to_string()
+            .contains("between 1 and 32766 worker threads, not 32767"),
+        "{error}"
+    );
+}
+
+/// When the operating system refuses a worker thread, `build()` returns
+/// its error instead of panicking, and stops and joins the workers it had
+/// started: the process is left with exactly the threads it had before.
+/// The refusal is real: in a process of its own, the test limits its own
+/// address space (`RLIMIT_AS`) to a little over two workers' stacks, and
+/// asks for eight workers with stacks of that size.
+///
+/// Checks: R-16.
+#[test]
+#[cfg(target_os = "linux")]
+#[cfg_attr(miri, ignore)] // starts a process and sets a resource limit
+fn build_fails_cleanly_when_a_worker_thread_cannot_start() {
+    if !alone_in_a_process("runtime::build_fails_cleanly_when_a_worker_thread_cannot_start") {
+        return;
+    }
+    const STACK: usize = 64 << 20;
+    let before = threads_of_this_process();
+    let mapped: usize = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("VmSize:"))
+        .and_then(|kib| {
+            kib.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<usize>()
+                .ok()
+        })
+        .expect("VmSize in /proc/self/status")
+        * 1024;
+    let limit = (mapped + STACK * 5 / 2) as libc::rlim_t;
+    let rlimit = libc::rlimit {
+        rlim_cur: limit,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: setrlimit reads the struct it is given; lowering the soft
+    // limit of this (child) process is always allowed.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &rlimit) }, 0);
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let result = {
+        let attempts = attempts.clone();
+        Builder::new_multi_thread()
+            .worker_threads(8)
+            .thread_stack_size(STACK)
+            .thread_name_fn(move || {
+                attempts.fetch_add(1, SeqCst);
+                "limited-worker".to_owned()
+            })
+            .build()
+    };
+    let unlimited = libc::rlimit {
+        rlim_cur: libc::RLIM_INFINITY,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: as above; the hard limit was left infinite.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &unlimited) }, 0);
+    let error = result.expect_err("eight workers with 64 MiB stacks fit in the limit");
+    assert_ne!(error.kind(), std::io::ErrorKind::InvalidInput, "{error}");
+    let attempts = attempts.load(SeqCst);
+    assert!(
+        (2..8).contains(&attempts),
+        "{attempts} starts attempted: the limit should let one or two start, then refuse one"
+    );
+    // Joined threads leave the task list as they exit, which join waits for.
+    let deadline = std::time::Instant::now() + patience();
+    while threads_of_this_process() != before && std::time::Instant::now() < deadline {
+        std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+    }
+    assert_eq!(threads_of_this_process(), before, "workers left running");
+}
+
+/// Worker threads are named, by default `modelsync-runtime-worker` (tokio's
+/// are `tokio-runtime-worker`), or as `thread_name` or `thread_name_fn`
+/// says; `thread_stack_size` is applied.
+///
+/// Checks: R-13.
+#[test]
+fn worker_threads_are_named() {
+    fn name_of_a_worker(rt: &Runtime) -> Option<String> {
+        rt.block_on(rt.spawn(async { std::thread::current().name().map(str::to_owned) }))
+            .unwrap()
+    }
+    assert_eq!(
+        name_of_a_worker(&runtime(1)).as_deref(),
+        Some("modelsync-runtime-worker")
+    );
+    let named = Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("server-worker")
+        .build()
+        .unwrap();
+    assert_eq!(name_of_a_worker(&named).as_deref(), Some("server-worker"));
+    let counter = Arc::new(AtomicUsize::new(0));
+    let numbered = {
+        let counter = counter.clone();
+        Builder::new_multi_thread()
+            .worker_threads(3)
+            .thread_name_fn(move || format!("worker-{}", counter.fetch_add(1, SeqCst)))
+            .thread_stack_size(16 << 20)
+            .build()
+            .unwrap()
+    };
+    assert_eq!(counter.load(SeqCst), 3, "one name per worker");
+    let name = name_of_a_worker(&numbered).unwrap();
+    assert!(
+        ["worker-0", "worker-1", "worker-2"].contains(&name.as_str()),
+        "{name}"
+    );
+    // A recursion deeper than std's default 2 MiB stack holds.
+    let depth = numbered
+        .block_on(numbered.spawn(async {
+            fn recurse(n: usize) -> usize {
+                let pad = std::hint::black_box([0u8; 1024]);
+                if n == 0 {
+                    pad[0] as usize
+                } else {
+                    recurse(n - 1) + 1 + pad[1] as usize
+                }
+            }
+            recurse(3_000)
+        }))
+        .unwrap();
+    assert_eq!(depth, 3_000);
+}
+
+/// A `Handle` spawns onto its runtime from any thread, is the current one
+/// inside a task and inside `block_on`, and under an `enter` guard (which
+/// does not forbid blocking there, as tokio's does not); outside every
+/// context `try_current` says the context is missing; a task spawned
+/// through a handle whose runtime is gone is cancelled at once.
+///
+/// Checks: R-13, R-15.
+#[test]
+fn handle_spawns_from_anywhere_and_enter_sets_the_context() {
+    let rt = runtime(2);
+    let handle = rt.handle().clone();
+    let error = modelsync::runtime::Handle::try_current().unwrap_err();
+    assert!(error.is_missing_context() && !error.is_thread_local_destroyed());
+    let from_a_thread = std::thread::spawn(move || {
+        // shim-exempt: a plain thread outside the runtime
+        let task = handle.spawn(async { 6 * 7 });
+        handle.block_on(task).unwrap()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(from_a_thread, 42);
+    let current_in_a_task = rt
+        .block_on(rt.spawn(async {
+            let inner = modelsync::runtime::Handle::current().spawn(async { 1 });
+            inner.await.unwrap()
+        }))
+        .unwrap();
+    assert_eq!(current_in_a_task, 1);
+    {
+        let _guard = rt.enter();
+        let task = spawn(async { 2 });
+        assert!(modelsync::runtime::Handle::try_current().is_ok());
+        // Blocking is still allowed under a guard alone.
+        let (sent, received) = modelsync::oneshot::channel();
+        sent.send(3).unwrap();
+        assert_eq!(received.blocking_recv().unwrap(), 3);
+        assert_eq!(rt.block_on(task).unwrap(), 2);
+    }
+    assert!(
+        modelsync::runtime::Handle::try_current().is_err(),
+        "the guard left the context"
+    );
+    let outlives = rt.handle().clone();
+    drop(rt);
+    let late = outlives.spawn(async { 4 });
+    let error = modelsync::block_on(late).unwrap_err();
+    assert!(error.is_cancelled(), "{error:?}");
+}
+
+/// `shutdown_timeout` returns once every worker stopped, with the
+/// unfinished futures dropped; while a worker is blocked in a poll, it
+/// returns after its timeout without waiting for that worker, and the
+/// futures are dropped once the worker comes back. `shutdown_background`
+/// waits for nothing, and is allowed inside a task, where a non-zero
+/// timeout panics with tokio's message.
+///
+/// Checks: R-11, R-13.
+#[test]
+#[cfg_attr(miri, ignore)] // waits on wall-clock timeouts
+fn shutdown_with_a_timeout_and_in_the_background() {
+    fn with_unfinished(rt: &Runtime, drops: &Arc<AtomicUsize>, tasks: usize) {
+        for _ in 0..tasks {
+            let counter = DropCounter(drops.clone());
+            drop(rt.spawn(async move {
+                let _held = counter;
+                std::future::pending::<()>().await
+            }));
+        }
+    }
+    fn eventually(what: &str, done: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + patience();
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "{what}");
+            std::thread::yield_now(); // shim-exempt: a plain thread outside the runtime
+        }
+    }
+
+    // Idle workers: everything is dropped before the call returns.
+    let rt = runtime(2);
+    let drops = Arc::new(AtomicUsize::new(0));
+    with_unfinished(&rt, &drops, 3);
+    rt.shutdown_timeout(std::time::Duration::from_secs(3_600));
+    assert_eq!(drops.load(SeqCst), 3);
+
+    // A worker blocked in a poll: the call returns after its timeout.
+    let rt = runtime(2);
+    let drops = Arc::new(AtomicUsize::new(0));
+    with_unfinished(&rt, &drops, 3);
+    let release = Arc::new(AtomicUsize::new(0));
+    let blocking_started = Arc::new(AtomicUsize::new(0));
+    {
+        let (release, started) = (release.clone(), blocking_started.clone());
+        let counter = DropCounter(drops.clone());
+        drop(rt.spawn(async move {
+            let _held = counter;
+            started.store(1, SeqCst);
+            while release.load(SeqCst) == 0 {
+                std::thread::yield_now(); // shim-exempt: blocks its worker on purpose
+            }
+            std::future::pending::<()>().await
+        }));
+    }
+    eventually("the blocking task never ran", || {
+        blocking_started.load(SeqCst) == 1
+    });
+    rt.shutdown_timeout(std::time::Duration::from_millis(10));
+    assert_eq!(release.load(SeqCst), 0);
+    assert!(
+        drops.load(SeqCst) < 4,
+        "a future was dropped while its worker was blocked"
+    );
+    release.store(1, SeqCst);
+    eventually(
+        "the futures were not dropped after the worker came back",
+        || drops.load(SeqCst) == 4,
+    );
+
+    // In the background, also from inside a task; a timeout there panics.
+    let rt = runtime(2);
+    let drops = Arc::new(AtomicUsize::new(0));
+    with_unfinished(&rt, &drops, 3);
+    rt.shutdown_background();
+    eventually("shutdown_background dropped nothing", || {
+        drops.load(SeqCst) == 3
+    });
+    let other = runtime(1);
+    for timeout in [std::time::Duration::ZERO, std::time::Duration::from_secs(1)] {
+        let rt = runtime(1);
+        let drops = Arc::new(AtomicUsize::new(0));
+        with_unfinished(&rt, &drops, 2);
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let result = other.block_on(other.spawn(async move { rt.shutdown_timeout(timeout) }));
+        std::panic::set_hook(previous);
+        if timeout.is_zero() {
+            result.unwrap();
+        } else {
+            let message = panic_message(result.unwrap_err().into_panic());
+            assert!(
+                message
+                    .contains("Cannot drop a runtime in a context where blocking is not allowed"),
+                "{message}"
+            );
+        }
+        eventually("the shutdown from a task dropped nothing", || {
+            drops.load(SeqCst) == 2
+        });
+    }
+}
+
+/// The runtime's types have tokio's auto traits: `Runtime`, `Handle` and
+/// `JoinHandle` are unwind-safe, so `catch_unwind(|| rt.block_on(..))`
+/// compiles as it does with tokio, and the runtime goes on after it;
+/// `JoinError` converts into an `io::Error` as tokio's does.
 ///
 /// Checks: R-13.
 #[test]
 fn auto_traits_match_tokio() {
+    use std::panic::{RefUnwindSafe, UnwindSafe};
     fn send_sync<T: Send + Sync>() {}
     fn unpin<T: Unpin>() {}
+    fn unwind_safe<T: UnwindSafe + RefUnwindSafe>() {}
     send_sync::<Runtime>();
+    send_sync::<modelsync::runtime::Handle>();
     send_sync::<JoinHandle<u32>>();
     send_sync::<JoinError>();
     unpin::<JoinHandle<u32>>();
+    unwind_safe::<Runtime>();
+    unwind_safe::<modelsync::runtime::Handle>();
+    unwind_safe::<JoinHandle<std::cell::Cell<u32>>>();
     fn error<T: std::error::Error + Send + Sync + 'static>() {}
     error::<JoinError>();
+    error::<modelsync::runtime::TryCurrentError>();
+
+    let rt = runtime(1);
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let caught = std::panic::catch_unwind(|| rt.block_on(async { panic!("in block_on") }));
+    let handle = rt.spawn(async { 5 });
+    let caught_handle = std::panic::catch_unwind(|| handle.is_finished());
+    std::panic::set_hook(previous);
+    assert_eq!(panic_message(caught.unwrap_err()), "in block_on");
+    assert!(caught_handle.is_ok());
+    assert_eq!(rt.block_on(handle).unwrap(), 5, "the runtime goes on");
+
+    let cancelled = rt.spawn(std::future::pending::<()>());
+    cancelled.abort();
+    let io: std::io::Error = rt.block_on(cancelled).unwrap_err().into();
+    assert_eq!(io.kind(), std::io::ErrorKind::Other);
+    assert_eq!(io.to_string(), "task was cancelled");
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let panicked = rt.block_on(rt.spawn(async { panic!("boom") }));
+    std::panic::set_hook(previous);
+    let io: std::io::Error = panicked.unwrap_err().into();
+    assert_eq!(io.to_string(), "task panicked");
 }
 
 // ---------------------------------------------------------------------

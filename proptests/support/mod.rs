@@ -110,6 +110,35 @@ pub fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_default()
 }
 
+/// For a test that must run alone in its process (it counts the process's
+/// threads, or limits its address space): in the test run, starts this
+/// test binary again with only the test `name`, asserts that it passed
+/// there, and returns false; in that child, returns true, and the test
+/// goes on to do its work.
+pub fn alone_in_a_process(name: &str) -> bool {
+    const CHILD: &str = "MODELSYNC_TEST_ALONE";
+    if std::env::var_os(CHILD).is_some() {
+        return true;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .expect("run the test in a process of its own");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{name}, alone in its process, failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    false
+}
+
+/// The threads of this process (`/proc/self/task`: Linux only).
+pub fn threads_of_this_process() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
 /// Counts allocations: the proptests target's global allocator, so that a
 /// test can assert that an operation allocates nothing, or that everything
 /// a thread allocated was freed, whichever thread freed it.

@@ -88,6 +88,9 @@ use crate::sync::atomic::{AtomicUsize, Ordering::*};
 use crate::sync::Mutex;
 
 const SEARCHING_MASK: usize = (1 << 15) - 1;
+/// The most workers the packed counters hold: `Builder::build` refuses
+/// more with an error, before `Idle::new` would panic.
+pub(crate) const MAX_WORKERS: usize = SEARCHING_MASK - 1;
 /// Set by the last searcher to stop when every worker was awake, so that it
 /// woke nobody; cleared by the next worker that parks leaving no searcher
 /// and checks the queues for it.
@@ -108,9 +111,8 @@ impl Idle {
     /// If `workers` is 0 or does not fit the packed counters.
     pub fn new(workers: usize) -> Self {
         assert!(
-            workers > 0 && workers < SEARCHING_MASK,
-            "a runtime has between 1 and {} workers, not {workers}",
-            SEARCHING_MASK - 1
+            workers > 0 && workers <= MAX_WORKERS,
+            "a runtime has between 1 and {MAX_WORKERS} workers, not {workers}"
         );
         Idle {
             state: AtomicUsize::new(workers * UNPARKED_ONE),

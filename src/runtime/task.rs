@@ -480,6 +480,12 @@ unsafe impl<T: Send> Sync for JoinHandle<T> {}
 
 impl<T> Unpin for JoinHandle<T> {}
 
+// As tokio's: a panic that unwinds through `abort`, `is_finished` or a
+// poll of the handle leaves the task's state word consistent (every
+// change is one atomic transition), so the handle may be used after it.
+impl<T> std::panic::UnwindSafe for JoinHandle<T> {}
+impl<T> std::panic::RefUnwindSafe for JoinHandle<T> {}
+
 impl<T> JoinHandle<T> {
     /// # Safety
     /// `raw` is a task whose output is `T`; its handle's reference passes
@@ -638,3 +644,14 @@ impl fmt::Debug for JoinError {
 }
 
 impl std::error::Error for JoinError {}
+
+/// As tokio's: an error of kind `Other` saying whether the task was
+/// cancelled or panicked (the panic's payload is dropped).
+impl From<JoinError> for std::io::Error {
+    fn from(error: JoinError) -> std::io::Error {
+        std::io::Error::other(match error.repr {
+            Repr::Cancelled => "task was cancelled",
+            Repr::Panic(_) => "task panicked",
+        })
+    }
+}

@@ -9,10 +9,19 @@
 //!
 //! Which task runs next: every 61st tick the inject queue first, so
 //! remote spawns cannot starve; otherwise the LIFO slot, then the ring, then
-//! the inject queue. After a poll, the task the poll woke or spawned last
-//! (in the LIFO slot) runs at once, at most 3 times in a row; then it goes
-//! to the back of the ring, so that two tasks waking each other cannot
-//! starve the rest.
+//! the inject queue, then other workers' rings. After a poll, the task the
+//! poll woke or spawned last (in the LIFO slot) runs at once, at most 3
+//! times in a row; then it goes to the back of the ring, so that two tasks
+//! waking each other cannot starve the rest.
+//!
+//! A task that yields (`yield_now`) is set aside, not queued: it
+//! waits in the worker's `yielded` list until the worker has found nothing
+//! else to run in any of the places above, or until the next 61st tick,
+//! and then goes to the back of the ring. So a yield lets every other queue
+//! go first, the inject queue and other workers' rings included, and a
+//! worker that never runs out of work still runs its yielded tasks within
+//! 61 ticks. A task woken during its own poll by anything but its own
+//! yield goes to the back of the ring at once, as before.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -60,6 +69,10 @@ pub(super) struct Core {
     /// Set when the worker stops: later wakes on its thread go to the
     /// inject queue, which shutdown drains.
     stopped: bool,
+    /// Tasks that yielded, in order, each with its queue reference: back
+    /// to the ring when the worker finds nothing else to run or every
+    /// 61st tick.
+    yielded: Vec<Notified>,
 }
 
 /// A running worker, on its thread's stack.
@@ -67,6 +80,10 @@ pub(super) struct Worker {
     shared: Arc<Shared>,
     index: usize,
     core: RefCell<Core>,
+    /// Set by `yield_now` during a poll on this worker, cleared before
+    /// each poll: the task the poll requeues (it woke itself) yielded.
+    /// Outside the `RefCell` because a poll never holds the core.
+    poll_yielded: Cell<bool>,
 }
 
 thread_local! {
@@ -74,33 +91,82 @@ thread_local! {
     #[allow(clippy::missing_const_for_thread_local)]
     /// The worker running on this thread, if any.
     static WORKER: Cell<*const Worker> = Cell::new(ptr::null());
-    /// The runtime whose context this thread is in (a worker, or inside
-    /// `Runtime::block_on`): `spawn` uses it.
+    /// The runtime whose context this thread is in (a worker, inside
+    /// `block_on`, or under an `enter` guard): `spawn` and
+    /// `Handle::current` use it.
     #[allow(clippy::missing_const_for_thread_local)]
     static CONTEXT: RefCell<Option<Arc<Shared>>> = RefCell::new(None);
+    /// Whether this thread drives a runtime's tasks (a worker, or inside
+    /// `block_on`), where blocking could block the tasks it drives. An
+    /// `enter` guard alone does not set it, as tokio's does not.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static DRIVING: Cell<bool> = Cell::new(false);
 }
 
-/// Leaves the context when dropped.
+/// Leaves the context when dropped, restoring the one it replaced.
 pub(super) struct ContextGuard {
     previous: Option<Arc<Shared>>,
+    was_driving: bool,
 }
 
 impl Drop for ContextGuard {
     fn drop(&mut self) {
         let previous = self.previous.take();
         CONTEXT.with(|context| *context.borrow_mut() = previous);
+        DRIVING.with(|driving| driving.set(self.was_driving));
     }
 }
 
-/// Enters `shared`'s context on this thread.
+/// Enters `shared`'s context on this thread: `spawn` and
+/// `Handle::current` reach it until the guard is dropped.
 pub(super) fn enter(shared: &Arc<Shared>) -> ContextGuard {
     let previous = CONTEXT.with(|context| context.borrow_mut().replace(shared.clone()));
-    ContextGuard { previous }
+    let was_driving = DRIVING.with(Cell::get);
+    ContextGuard {
+        previous,
+        was_driving,
+    }
+}
+
+/// Enters `shared`'s context as a thread that drives its tasks (a worker,
+/// or `block_on`).
+pub(super) fn enter_driving(shared: &Arc<Shared>) -> ContextGuard {
+    let guard = enter(shared);
+    DRIVING.with(|driving| driving.set(true));
+    guard
 }
 
 /// The runtime whose context this thread is in.
 pub(super) fn current() -> Option<Arc<Shared>> {
     CONTEXT.with(|context| context.borrow().clone())
+}
+
+/// `current`, or `Err` if this thread's context was already destroyed
+/// (a call from another thread-local's destructor).
+pub(super) fn try_current() -> Result<Option<Arc<Shared>>, ()> {
+    CONTEXT
+        .try_with(|context| context.borrow().clone())
+        .map_err(drop)
+}
+
+/// Whether this thread drives a runtime's tasks (see `DRIVING`).
+pub(super) fn is_driving() -> bool {
+    DRIVING.with(Cell::get)
+}
+
+/// `yield_now`'s request, during a poll: if this thread is a worker, the
+/// task the poll requeues for waking itself is set aside. A yield
+/// polled with another executor's waker (a future's own `block_on` inside
+/// a task) wakes that executor at once and leaves this task's poll as it
+/// was: the flag matters only if this task wakes itself.
+pub(super) fn note_yield() {
+    WORKER.with(|worker| {
+        // SAFETY: as in `Shared::schedule`: set by `Worker::run` on this
+        // thread while the worker lives on its stack.
+        if let Some(worker) = unsafe { worker.get().as_ref() } {
+            worker.poll_yielded.set(true);
+        }
+    });
 }
 
 /// Creates the shared state for `workers` workers, returning each worker's
@@ -174,7 +240,11 @@ impl Shared {
                 return Some(task);
             }
             let core = &mut *core;
-            let notify_others = if is_yield {
+            let notify_others = if is_yield && worker.poll_yielded.take() {
+                // Set aside: no other worker may take it, so none is woken.
+                core.yielded.push(task);
+                false
+            } else if is_yield {
                 core.local.push_back(task, &self.inject);
                 true
             } else {
@@ -276,14 +346,16 @@ impl Worker {
                 searching: false,
                 rng: rng_seed(index),
                 stopped: false,
+                yielded: Vec::new(),
             }),
+            poll_yielded: Cell::new(false),
         };
-        let _context = enter(&worker.shared);
+        let _context = enter_driving(&worker.shared);
         WORKER.with(|w| w.set(&worker));
         while !worker.shared.is_shutdown() {
             if let Some(task) = worker.next_task().or_else(|| worker.steal_work()) {
                 worker.run_task(task);
-            } else {
+            } else if !worker.requeue_yielded() {
                 worker.park(&parker);
             }
         }
@@ -295,9 +367,14 @@ impl Worker {
         let mut core = self.core.borrow_mut();
         core.tick = core.tick.wrapping_add(1);
         if core.tick % INJECT_INTERVAL == 0 {
+            drop(core);
+            // A yielded task waits 61 ticks at most, also on a worker that
+            // never runs out of work.
+            self.requeue_yielded();
             if let Some(task) = self.shared.inject.pop() {
                 return Some(task);
             }
+            core = self.core.borrow_mut();
         }
         if let Some(task) = core.lifo.take().or_else(|| core.local.pop()) {
             return Some(task);
@@ -330,6 +407,26 @@ impl Worker {
         self.shared.inject.pop()
     }
 
+    /// Puts the yielded tasks at the back of the ring, in the order they
+    /// yielded; false if there were none.
+    fn requeue_yielded(&self) -> bool {
+        let mut core = self.core.borrow_mut();
+        if core.yielded.is_empty() {
+            return false;
+        }
+        let core = &mut *core;
+        for task in core.yielded.drain(..) {
+            core.local.push_back(task, &self.shared.inject);
+        }
+        true
+    }
+
+    /// Polls `task`, with `yield_now`'s flag cleared for it.
+    fn poll(&self, task: Notified) {
+        self.poll_yielded.set(false);
+        task.run();
+    }
+
     fn run_task(&self, task: Notified) {
         let was_searching = std::mem::replace(&mut self.core.borrow_mut().searching, false);
         if was_searching && self.shared.idle.transition_worker_from_searching() {
@@ -337,12 +434,12 @@ impl Worker {
             // search, for work that may remain.
             self.shared.notify_parked();
         }
-        task.run();
+        self.poll(task);
         for _ in 0..MAX_LIFO_POLLS {
             let Some(task) = self.core.borrow_mut().lifo.take() else {
                 return;
             };
-            task.run();
+            self.poll(task);
         }
         let mut core = self.core.borrow_mut();
         if let Some(task) = core.lifo.take() {
@@ -378,7 +475,10 @@ impl Worker {
         loop {
             let task = {
                 let mut core = self.core.borrow_mut();
-                core.lifo.take().or_else(|| core.local.pop())
+                core.lifo
+                    .take()
+                    .or_else(|| core.local.pop())
+                    .or_else(|| core.yielded.pop())
             };
             match task {
                 Some(task) => drop(task),

@@ -171,7 +171,7 @@ pub fn set_every_access_rmw(on: bool) -> bool {
 
 /// Spawning, joining, yielding and parking threads.
 pub mod thread {
-    pub use loom::thread::{current, park, spawn, yield_now, JoinHandle, Thread};
+    pub use loom::thread::{current, park, spawn, yield_now, Builder, JoinHandle, Thread};
 }
 
 /// loom's cell, which checks every access against the model's

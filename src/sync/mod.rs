@@ -68,9 +68,11 @@
 //!   close reaching one shard while an insert reaches another is checked,
 //!   and every shard is the same code behind its own lock, so a whole
 //!   runtime's models lose nothing a second shard would show.
-//! - **Threads**: [`thread::spawn`], [`thread::park`] and
-//!   [`thread::current`] are the backend's; `std::thread::scope`,
-//!   `Builder` and thread names have no equivalent here.
+//! - **Threads**: [`thread::spawn`], [`thread::park`],
+//!   [`thread::current`] and [`thread::Builder`] are the backend's;
+//!   `std::thread::scope` has no equivalent here. Under loom and shuttle a
+//!   `Builder`'s `spawn` never fails, so a thread that cannot start is
+//!   tested on std only.
 //!
 //! # The API
 //!

@@ -11,7 +11,7 @@ pub mod atomic {
 
 /// Spawning, joining, yielding and parking threads.
 pub mod thread {
-    pub use std::thread::{current, park, spawn, yield_now, JoinHandle, Thread};
+    pub use std::thread::{current, park, spawn, yield_now, Builder, JoinHandle, Thread};
 }
 
 /// The reference-counted pointer: loom's is checked for leaks after every
