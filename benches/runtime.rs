@@ -22,8 +22,16 @@
 //!   current-thread runtime; the ratio to `sync_poll_loop` is the
 //!   async/sync ratio (seed 004: 16.9 us / 4.8 us = 3.5x).
 //!
+//! - `runtime/yield_latency`: on a runtime of one worker where a task
+//!   yields in a loop, doing a fixed chunk of work per poll, the time from
+//!   spawning a task from outside the runtime to that task's first poll.
+//!   `one_poll` is one chunk of work alone, run on the benchmark's thread:
+//!   the ratio against it is the latency in the yielding task's polls
+//!   (`yield_now`'s fairness to the inject queue, R-9).
+//!
 //! Target: <= 3.5 against sync_poll_loop on cost_of_async
 //! Target: <= 1.0 against tokio on spawn_many_local, spawn_many_remote_idle, yield_many, ping_pong, chained_spawn
+//! Target: <= 2.0 against one_poll on yield_latency
 
 use std::sync::mpsc; // shim-exempt: the benchmark's completion signal, the same for both runtimes
 
@@ -196,7 +204,76 @@ pub fn benches(c: &mut Criterion) {
     side_by_side!(c, yield_many);
     side_by_side!(c, ping_pong);
     side_by_side!(c, chained_spawn);
+    bench_yield_latency(c);
     bench_cost_of_async(c);
+}
+
+/// The yielding task's work per poll: spins over a counter, as a task does
+/// a chunk of work between two yields.
+fn one_chunk_of_work() {
+    for i in 0..30_000u32 {
+        std::hint::black_box(i);
+    }
+}
+
+/// `runtime/yield_latency`, written once for both runtimes: starts a task
+/// that yields in a loop on the only worker (until the runtime is dropped:
+/// each yield lets the worker see the shutdown), and returns the
+/// measurement, the total time over `iters` spawns from this thread from
+/// each spawn to the spawned task's first poll.
+macro_rules! yield_latency {
+    ($rt:expr, $yield_now:path) => {{
+        let rt = $rt;
+        drop(rt.spawn(async {
+            loop {
+                one_chunk_of_work();
+                $yield_now().await;
+            }
+        }));
+        let mut random = 0x9E37_79B9u32;
+        move |iters: u64| {
+            let mut total = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                // A pause of up to a few chunks, not measured, so that the
+                // spawn lands anywhere in the yielding task's loop rather
+                // than just after the previous spawned task ran.
+                random ^= random << 13;
+                random ^= random >> 17;
+                random ^= random << 5;
+                let pause = std::time::Duration::from_nanos(u64::from(random % 40_000));
+                let paused_at = std::time::Instant::now();
+                while paused_at.elapsed() < pause {
+                    std::hint::spin_loop();
+                }
+                let (tx, rx) = mpsc::sync_channel(1);
+                let spawned_at = std::time::Instant::now();
+                drop(rt.spawn(async move { tx.send(std::time::Instant::now()).unwrap() }));
+                total += rx.recv().unwrap() - spawned_at;
+            }
+            total
+        }
+    }};
+}
+
+fn bench_yield_latency(c: &mut Criterion) {
+    let mut group = c.benchmark_group("runtime/yield_latency");
+    group.sample_size(20);
+    group.bench_function("one_poll", |b| b.iter(one_chunk_of_work));
+    let ours = modelsync::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap();
+    let latency = yield_latency!(&ours, modelsync::runtime::yield_now);
+    group.bench_function("modelsync", |b| b.iter_custom(latency));
+    drop(ours);
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap();
+    let latency = yield_latency!(&tokio_rt, tokio::task::yield_now);
+    group.bench_function("tokio", |b| b.iter_custom(latency));
+    drop(tokio_rt);
+    group.finish();
 }
 
 /// Seed 004's cost-of-async workload: a fake server over in-memory I/O

@@ -239,6 +239,55 @@ fn shutdown_racing_wake() {
         });
 }
 
+/// `shutdown_timeout` racing a wake, as `shutdown_racing_wake` races a
+/// drop: the shutdown runs on a thread of its own, which the caller waits
+/// for on a parker (the timeout never passes under loom, which has no
+/// clock, so this is the path where the workers stop in time). The future
+/// is completed (output delivered once) or dropped by the shutdown
+/// (cancelled), exactly once either way, before `shutdown_timeout`
+/// returns; loom's leak check sees any reference left behind. Bound 1 in
+/// the main job: the shutdown's own thread multiplies the interleavings of
+/// every further preemption (VERIFICATION.md's measured runs); the nightly
+/// runs it with no bound, or the highest bound that finishes.
+///
+/// Checks.
+#[test]
+fn shutdown_timeout_racing_wake() {
+    let completed = Reach::new("task_completed_before_shutdown");
+    let cancelled = Reach::new("task_dropped_by_shutdown");
+    let (r_done, r_cancel) = (completed.clone(), cancelled.clone());
+    model!()
+        .reach(&completed)
+        .reach(&cancelled)
+        .preemption_bound(1)
+        .check(move || {
+            let ledger = Ledger::new(1);
+            let rt = runtime(1);
+            let (tx, rx) = modelsync::oneshot::channel();
+            let handle = rt.spawn(tracked_task(&ledger, 0, rx));
+            let waker = thread::spawn(move || {
+                let _ = tx.send(());
+            });
+            rt.shutdown_timeout(std::time::Duration::from_secs(3_600));
+            assert!(
+                handle.is_finished(),
+                "shutdown_timeout returned with the task alive"
+            );
+            match modelsync::block_on(handle) {
+                Ok(item) => {
+                    r_done.hit();
+                    ledger.deliver(item);
+                }
+                Err(e) => {
+                    assert!(e.is_cancelled());
+                    r_cancel.hit();
+                }
+            }
+            waker.join().unwrap();
+            ledger.assert_all_dropped_once();
+        });
+}
+
 /// The last handle of a runtime dropped in one of its own tasks, while
 /// another task waits: the drop panics with tokio's message in that task
 /// (its handle reports the panic), and the shutdown the drop starts on a

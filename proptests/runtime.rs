@@ -1195,8 +1195,10 @@ fn build_fails_cleanly_when_a_worker_thread_cannot_start() {
 #[test]
 fn worker_threads_are_named() {
     fn name_of_a_worker(rt: &Runtime) -> Option<String> {
-        rt.block_on(rt.spawn(async { std::thread::current().name().map(str::to_owned) }))
-            .unwrap()
+        let name = rt.spawn(async {
+            std::thread::current().name().map(str::to_owned) // shim-exempt: the OS thread's name
+        });
+        rt.block_on(name).unwrap()
     }
     assert_eq!(
         name_of_a_worker(&runtime(1)).as_deref(),
@@ -1254,13 +1256,11 @@ fn handle_spawns_from_anywhere_and_enter_sets_the_context() {
     let handle = rt.handle().clone();
     let error = modelsync::runtime::Handle::try_current().unwrap_err();
     assert!(error.is_missing_context() && !error.is_thread_local_destroyed());
-    let from_a_thread = std::thread::spawn(move || {
-        // shim-exempt: a plain thread outside the runtime
+    let outside = move || {
         let task = handle.spawn(async { 6 * 7 });
         handle.block_on(task).unwrap()
-    })
-    .join()
-    .unwrap();
+    };
+    let from_a_thread = std::thread::spawn(outside).join().unwrap(); // shim-exempt: a plain thread outside the runtime
     assert_eq!(from_a_thread, 42);
     let current_in_a_task = rt
         .block_on(rt.spawn(async {

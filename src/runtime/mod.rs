@@ -134,7 +134,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::park::Parker;
-use crate::sync::atomic::{AtomicBool, Ordering::*};
+use crate::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use crate::sync::{thread, Arc};
 
 pub use task::{JoinError, JoinHandle};
@@ -143,6 +143,11 @@ use worker::{Shared, Worker};
 /// The name a worker thread gets unless [`Builder::thread_name`] says
 /// otherwise.
 const DEFAULT_THREAD_NAME: &str = "modelsync-runtime-worker";
+
+/// Whether `Builder::thread_stack_size` is given to the worker threads:
+/// on std only. loom would allocate it for every model thread's own stack
+/// (shuttle likewise), and the models set no stack size.
+const STACK_SIZE_APPLIES: bool = cfg!(not(any(loom, shuttle)));
 
 /// Configures and builds a [`Runtime`], as tokio's `Builder`.
 pub struct Builder {
@@ -233,10 +238,8 @@ impl Builder {
         let mut threads = Vec::with_capacity(workers);
         for (index, (local, parker)) in cores.into_iter().enumerate() {
             let mut thread = thread::Builder::new().name((self.thread_name)());
-            if let Some(bytes) = self.thread_stack_size {
-                if cfg!(not(any(loom, shuttle))) {
-                    thread = thread.stack_size(bytes);
-                }
+            if let Some(bytes) = self.thread_stack_size.filter(|_| STACK_SIZE_APPLIES) {
+                thread = thread.stack_size(bytes);
             }
             let for_worker = shared.clone();
             match thread.spawn(move || Worker::run(for_worker, index, local, parker)) {
@@ -432,15 +435,16 @@ fn finish_shutdown_within(
         let (shared, finished) = (shared.clone(), finished.clone());
         spawn_shutdown_thread(move || {
             finish_shutdown(workers, &shared);
-            // Release: pairs with the Acquire load below, so that a
-            // caller that sees the flag sees every future dropped.
-            finished.store(true, Release);
+            // Relaxed: the flag only says when to stop waiting. The unpark
+            // after it happens-before the park it ends (P-4), so a waiter
+            // woken by it sees the flag; the join below carries what the
+            // shutdown did.
+            finished.store(true, Relaxed);
             unparker.unpark();
         })
     };
-    // Acquire: pairs with the store above. The unpark that follows the
-    // store ends a park that began before it (P-1), so no wake is lost.
-    while !finished.load(Acquire) {
+    // Relaxed: see the store above.
+    while !finished.load(Relaxed) {
         match deadline {
             Some(deadline) if crate::sync::deadline_passed(deadline) => return,
             Some(deadline) => parker.park_deadline(deadline),

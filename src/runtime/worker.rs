@@ -80,10 +80,6 @@ pub(super) struct Worker {
     shared: Arc<Shared>,
     index: usize,
     core: RefCell<Core>,
-    /// Set by `yield_now` during a poll on this worker, cleared before
-    /// each poll: the task the poll requeues (it woke itself) yielded.
-    /// Outside the `RefCell` because a poll never holds the core.
-    poll_yielded: Cell<bool>,
 }
 
 thread_local! {
@@ -101,6 +97,11 @@ thread_local! {
     /// `enter` guard alone does not set it, as tokio's does not.
     #[allow(clippy::missing_const_for_thread_local)]
     static DRIVING: Cell<bool> = Cell::new(false);
+    /// Set by `yield_now` during a poll, cleared by a worker before each
+    /// poll: the task the poll requeues for waking itself yielded. Read
+    /// only by a worker, on its own thread.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static POLL_YIELDED: Cell<bool> = Cell::new(false);
 }
 
 /// Leaves the context when dropped, restoring the one it replaced.
@@ -160,13 +161,7 @@ pub(super) fn is_driving() -> bool {
 /// a task) wakes that executor at once and leaves this task's poll as it
 /// was: the flag matters only if this task wakes itself.
 pub(super) fn note_yield() {
-    WORKER.with(|worker| {
-        // SAFETY: as in `Shared::schedule`: set by `Worker::run` on this
-        // thread while the worker lives on its stack.
-        if let Some(worker) = unsafe { worker.get().as_ref() } {
-            worker.poll_yielded.set(true);
-        }
-    });
+    POLL_YIELDED.with(|yielded| yielded.set(true));
 }
 
 /// Creates the shared state for `workers` workers, returning each worker's
@@ -240,7 +235,7 @@ impl Shared {
                 return Some(task);
             }
             let core = &mut *core;
-            let notify_others = if is_yield && worker.poll_yielded.take() {
+            let notify_others = if is_yield && POLL_YIELDED.with(Cell::take) {
                 // Set aside: no other worker may take it, so none is woken.
                 core.yielded.push(task);
                 false
@@ -348,7 +343,6 @@ impl Worker {
                 stopped: false,
                 yielded: Vec::new(),
             }),
-            poll_yielded: Cell::new(false),
         };
         let _context = enter_driving(&worker.shared);
         WORKER.with(|w| w.set(&worker));
@@ -385,26 +379,41 @@ impl Worker {
 
     /// Searches the other workers' rings (from a random one), then the
     /// inject queue; at most half of the workers search at once.
+    ///
+    /// A worker holding yielded tasks is not idle: it only looks at the
+    /// other rings, as any worker may, without counting as a searcher, and
+    /// takes its yielded tasks back if they hold nothing. The
+    /// searcher's duties (the cap, and the last searcher's wake or check of
+    /// every queue before it sleeps, R-7, R-8) are an idle worker's; this
+    /// one does not sleep.
     fn steal_work(&self) -> Option<Notified> {
         let mut core = self.core.borrow_mut();
+        if !core.yielded.is_empty() {
+            return self.steal_from_other_rings(&mut core);
+        }
         if !core.searching {
             if !self.shared.idle.transition_worker_to_searching() {
                 return None;
             }
             core.searching = true;
         }
-        let workers = self.shared.remotes.len();
-        core.rng = xorshift32(core.rng);
-        for victim in victims(core.rng as usize, workers, self.index) {
-            if let Some(task) = self.shared.remotes[victim]
-                .steal
-                .steal_into(&mut core.local)
-            {
-                return Some(task);
-            }
+        if let Some(task) = self.steal_from_other_rings(&mut core) {
+            return Some(task);
         }
         drop(core);
         self.shared.inject.pop()
+    }
+
+    /// Steals half of the first non-empty ring among the other workers',
+    /// tried from a random one, into this worker's ring.
+    fn steal_from_other_rings(&self, core: &mut Core) -> Option<Notified> {
+        let workers = self.shared.remotes.len();
+        core.rng = xorshift32(core.rng);
+        victims(core.rng as usize, workers, self.index).find_map(|victim| {
+            self.shared.remotes[victim]
+                .steal
+                .steal_into(&mut core.local)
+        })
     }
 
     /// Puts the yielded tasks at the back of the ring, in the order they
@@ -423,7 +432,7 @@ impl Worker {
 
     /// Polls `task`, with `yield_now`'s flag cleared for it.
     fn poll(&self, task: Notified) {
-        self.poll_yielded.set(false);
+        POLL_YIELDED.with(|yielded| yielded.set(false));
         task.run();
     }
 
