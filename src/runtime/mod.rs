@@ -101,7 +101,9 @@
 //! - **Idle workers steal.** A task queued on a worker whose poll blocks
 //!   its thread is run by another worker; a searcher tries every other
 //!   worker's queue. The task in a worker's LIFO slot is the
-//!   exception, as in tokio: it runs when the blocking poll returns.
+//!   exception, as in tokio: it runs when the blocking poll returns; so
+//!   are the tasks that yielded on that worker and wait to be polled
+//!   again, as tokio's deferred wakes are.
 //! - **A task stays on its runtime**: woken on another runtime's worker, it
 //!   is queued on its own runtime.
 //!
