@@ -1976,7 +1976,7 @@ fn keyed_regimes<F: ScenarioFlavour>() -> Vec<scope::Regime<KeyedSubject<F>>> {
 ///
 /// Scope: keyed-async-2x1 (the receiver's thread with one operation of 4, a worker with one of 9, from 13 regimes; 468 scenarios, 456 after renaming)
 ///
-/// Checks: K-1, K-2, K-3, K-4, K-7.
+/// Checks: K-1, K-2, K-3, K-4, K-7, K-11.
 #[test]
 fn async_scope_complete() {
     scope::every_scenario(model!(), async_scope());
@@ -2110,7 +2110,7 @@ fn sync_calls_complete(prefix: &[KeyedOp], threads: &[Vec<KeyedOp>]) -> bool {
 ///
 /// Scope: keyed-sync-2x1 (the receiver's thread with one operation of 3, a worker with one of 8, from 10 regimes, blocking calls that can all return; 211 scenarios, 205 after renaming)
 ///
-/// Checks: K-1, K-2, K-3, K-4, K-7.
+/// Checks: K-1, K-2, K-3, K-4, K-7, K-11.
 #[test]
 fn sync_scope_complete() {
     scope::every_scenario(model!(), sync_scope());

@@ -299,6 +299,20 @@ impl<K: Ord + Clone + Debug + Hash> Spec for Keyed<K> {
         }
     }
 
+    /// Every answer that says what the channel holds is exact in real
+    /// time (K-11): `try_recv`'s `Empty` and `Conflicted` ("Exact: ...
+    /// only if no message whose send returned before this call began
+    /// could be received"), `try_send`'s `Full` (the channel held
+    /// `capacity` messages not yet received) and `Disconnected`, which a
+    /// send or receive answers once the other side's drop has returned.
+    /// A handle's clone or drop and a release answer nothing.
+    fn real_time(op: &Op<K>) -> bool {
+        !matches!(
+            op,
+            Op::Release(_) | Op::CloneSender | Op::DropSender | Op::DropReceiver
+        )
+    }
+
     /// A send or receive that did not return took no effect (K-4).
     fn unreturned(&self, _op: &Op<K>) -> Vec<Self> {
         Vec::new()

@@ -106,6 +106,14 @@ impl Spec for Room {
         }
     }
 
+    /// `try_take`'s `Full` and `Closed` and `taken_not_received`'s count
+    /// are exact in real time: they answer `try_send`'s `Full` and
+    /// `Disconnected` and `try_recv`'s `Empty`, which the channel promises
+    /// in real time (`specs/keyed.rs`).
+    fn real_time(op: &Op) -> bool {
+        matches!(op, Op::TryTake { .. } | Op::TakenNotReceived)
+    }
+
     fn needs_overlap(&self, op: &Op, ret: &Ret, _next: &Self) -> Option<Overlap<Op, Ret>> {
         match (op, ret) {
             (Op::Free, Ret::Wake(true)) if self.sleepers == 0 => Some(Overlap::new(

@@ -121,6 +121,19 @@ pub trait Spec: Clone + Eq + Hash + Debug {
         None
     }
 
+    /// Whether the contract promises `op`'s answer in real time, whatever
+    /// synchronises the threads: every operation that returned before
+    /// `op` was called takes effect before it. Under loom's weak memory,
+    /// whose histories are otherwise ordered by happens-before alone, the
+    /// recorder adds exactly those edges into `op` (`recorder.rs`), so an
+    /// answer read from a value older than an operation that had already
+    /// returned (a stale load, as a store buffer gives on hardware) fails
+    /// the history. `false` (the default): happens-before is the promise.
+    fn real_time(op: &Self::Op) -> bool {
+        let _ = op;
+        false
+    }
+
     /// Parts of a history that touch disjoint parts of the state, if the
     /// specification is a product of independent objects and these
     /// operations stay within one each: the indices of each part's

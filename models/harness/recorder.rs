@@ -13,12 +13,16 @@
 //! | shuttle | real time: the recorder's clock | one thread runs at a time, and every access is sequentially consistent: a return earlier on the clock is visible to every later call |
 //! | std (real threads) | real time: the recorder's clock | the clock is a `SeqCst` read-modify-write at every call and return, so a return earlier on it happens-before every later call |
 //! | loom, every access a read-modify-write (`modelsync::sync::set_every_access_rmw`: the real-time pass of every history-checking model, and the audit run) | real time: the recorder's clock | every atomic access is a read-modify-write, which reads the latest value: no access reads a value older than one the clock says was written before |
-//! | loom, weak memory (the normal pass) | happens-before the recorder can see: program order, spawn and join, and the scenario's hand-offs | loom's weak memory lets a load read a value that an earlier (on the clock) store has already replaced, when nothing orders the two: real time would call such a run non-linearizable though no thread could tell |
+//! | loom, weak memory (the normal pass) | happens-before the recorder can see: program order, spawn and join, and the scenario's hand-offs; and real time into the operations whose contract promises real time (`Spec::real_time`) | loom's weak memory lets a load read a value that an earlier (on the clock) store has already replaced, when nothing orders the two: real time would call such a run non-linearizable though no thread could tell, unless the contract promises the answer in real time, as on hardware with store buffers such a read is a stale one |
 //!
 //! Under loom's weak memory the clock still orders the printed history;
-//! only the precedence is happens-before, and a real-time promise between
-//! threads is checked there only through a hand-off (one thread waits for
-//! another's operation to return before it calls its own: `scenario.rs`).
+//! the precedence is happens-before, and a real-time promise between
+//! threads is checked there through a hand-off (one thread waits for
+//! another's operation to return before it calls its own: `scenario.rs`),
+//! or, for an operation whose specification says its answer is promised
+//! in real time (`Spec::real_time`), by the clock itself: every operation
+//! that returned before it was called, on the schedule loom ran, comes
+//! before it.
 //! So every loom model that checks a history runs twice
 //! (`harness::Model::check`, `scenario::generated`): with weak memory and
 //! happens-before, which finds what a missing ordering breaks, and with
@@ -174,12 +178,26 @@ impl<S: Spec> Recorder<S> {
         let initial = self.shared.initial.clone();
         let mut history = match precedence {
             Precedence::RealTime => History::real_time(initial, ops),
-            Precedence::HappensBefore => History::with_order(
-                initial,
-                ops,
-                happens_before(&log),
-                "happens-before (program order, spawn and join, hand-offs)",
-            ),
+            Precedence::HappensBefore => {
+                let mut before = happens_before(&log);
+                let promised: Vec<usize> = (0..ops.len())
+                    .filter(|&b| promised_in_real_time::<S>(&ops[b].op))
+                    .collect();
+                for &b in &promised {
+                    for (a, op) in ops.iter().enumerate() {
+                        if op.returned.is_some_and(|returned| returned < ops[b].called) {
+                            before[b] |= 1 << a;
+                        }
+                    }
+                }
+                let order = if promised.is_empty() {
+                    "happens-before (program order, spawn and join, hand-offs)"
+                } else {
+                    "happens-before (program order, spawn and join, hand-offs), and real time \
+                     into the operations the contract promises in real time"
+                };
+                History::with_order(initial, ops, before, order)
+            }
         };
         history.marks = log
             .events
@@ -450,6 +468,13 @@ where
             child,
         }
     }
+}
+
+/// Whether `op`'s answer is checked in real time under weak memory too
+/// (`Spec::real_time`). `MODELSYNC_REAL_TIME_EVERYWHERE=1` asks it of every
+/// operation: to see which answers depend on a stale read at all.
+fn promised_in_real_time<S: Spec>(op: &S::Op) -> bool {
+    S::real_time(op) || std::env::var_os("MODELSYNC_REAL_TIME_EVERYWHERE").is_some_and(|v| v == "1")
 }
 
 /// For each operation, the operations that happen-before its call, by

@@ -242,7 +242,7 @@ fn room_scope() -> scope::Scope<RoomSubject> {
 ///
 /// Scope: room-2x1 (the receiver with one operation of 3, a sender with one of 2, from 5 regimes; 30 scenarios)
 ///
-/// Checks: K-3, K-7.
+/// Checks: K-3, K-7, K-11.
 #[test]
 fn room_scope_complete() {
     scope::every_scenario(model!(), room_scope());
@@ -257,7 +257,7 @@ fn room_scope_complete() {
 /// moment of the call, a receive wakes whenever a sleeper is counted,
 /// `Closed` after the close).
 ///
-/// Checks: K-3, K-7.
+/// Checks: K-3, K-7, K-11.
 #[test]
 fn room_generated_scenarios() {
     scenario::generated::<RoomSubject>(model!().nightly());
@@ -268,7 +268,7 @@ fn room_generated_scenarios() {
 /// bound; the run fails otherwise); every history checked against
 /// `specs/room.rs`.
 ///
-/// Checks: K-3, K-7.
+/// Checks: K-3, K-7, K-11.
 #[test]
 fn room_complete_scenarios() {
     scenario::generated_complete::<RoomSubject>(
@@ -289,7 +289,7 @@ fn room_complete_scenarios() {
 /// sender that then found room (a needless wake-up, allowed). Exactly one
 /// sender gets the freed place. History-checked.
 ///
-/// Checks: K-3, K-7.
+/// Checks: K-3, K-7, K-11.
 #[test]
 fn room_receive_races_a_sleeper_for_the_last_place() {
     let woke_sleeper = Reach::new("receive_woke_a_counted_sleeper");
@@ -371,7 +371,7 @@ fn room_receive_races_a_sleeper_for_the_last_place() {
 /// (round 4 of the blind bugs), whose race needs two senders and the
 /// receiver at once, beyond scope room-2x1.
 ///
-/// Checks: K-3, K-7.
+/// Checks: K-3, K-7, K-11.
 #[test]
 fn room_sender_decides_on_a_stale_view() {
     let scenario = Scenario {

@@ -165,8 +165,13 @@ impl Room {
                 let freed = self
                     .freed
                     .fetch_add(if as_sleeper { SLEEPER } else { 0 }, Acquire);
-                // Relaxed: ordered after the Acquire above.
-                let again = self.claims.load(Relaxed);
+                // Relaxed: ordered after the Acquire above. A
+                // read-modify-write, which reads the latest `claims`: a
+                // load could miss the close of a receiver whose drop
+                // returned before this call began, and answer "full" where
+                // the answer in real time is "closed" (K-11: the weak-memory
+                // pass, in the schedule's order, `keyed::room_scope_complete`).
+                let again = self.claims.fetch_add(0, Relaxed);
                 if again != claims {
                     // A send (or the close) in between: look again. Unchanged,
                     // `claims` held while `freed` was read (`taken` only
