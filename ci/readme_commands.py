@@ -83,6 +83,7 @@ COMMANDS = {
          "unchanged": ["README.md", "VERIFICATION.md"]},
     "python3 ci/mutants.py run": {"ci": ("ci/nightly", "python3 ci/mutants.py run")},
     "cargo package": {"ci": (".ci/run", "cargo package")},
+    "python3 ci/tokio_suite.py": {"ci": (".ci/run", "python3 ci/tokio_suite.py")},
 }
 
 COMMAND_SPAN = re.compile(r'^(?:\w+=(?:"[^"]*"|\S+) )*(?:cargo|python3) \S')
