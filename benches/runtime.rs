@@ -243,7 +243,7 @@ macro_rules! yield_latency {
                 let pause = std::time::Duration::from_nanos(u64::from(random % 40_000));
                 let paused_at = std::time::Instant::now();
                 while paused_at.elapsed() < pause {
-                    std::hint::spin_loop();
+                    std::hint::spin_loop(); // shim-exempt: the benchmark's own pause
                 }
                 let (tx, rx) = mpsc::sync_channel(1);
                 let spawned_at = std::time::Instant::now();

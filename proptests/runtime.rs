@@ -1391,6 +1391,86 @@ fn shutdown_with_a_timeout_and_in_the_background() {
     }
 }
 
+/// A future whose poll panics is dropped while the panic unwinds, as
+/// tokio's is (its `Drop` sees `std::thread::panicking()`), and the
+/// handle reports the panic.
+///
+/// Checks: R-6.
+#[test]
+fn a_future_whose_poll_panics_is_dropped_during_the_unwind() {
+    struct SeesTheUnwind(Arc<AtomicUsize>);
+    impl Drop for SeesTheUnwind {
+        fn drop(&mut self) {
+            self.0
+                .store(if std::thread::panicking() { 1 } else { 2 }, SeqCst);
+        }
+    }
+    let rt = runtime(1);
+    let seen = Arc::new(AtomicUsize::new(0));
+    let guard = SeesTheUnwind(seen.clone());
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let joined = rt.block_on(rt.spawn(async move {
+        let _guard = guard;
+        panic!("in the poll");
+    }));
+    std::panic::set_hook(previous);
+    assert!(joined.unwrap_err().is_panic());
+    assert_eq!(
+        seen.load(SeqCst),
+        1,
+        "the future was not dropped during the unwind"
+    );
+}
+
+/// `enter` guards left out of order panic with tokio's message, and a
+/// runtime dropped in a thread-local's destructor (after this thread's
+/// context is gone) shuts down without touching that context, as tokio's
+/// `runtime_in_thread_local` requires.
+///
+/// Checks.
+#[test]
+fn enter_guards_in_order_and_a_runtime_dropped_in_a_thread_local() {
+    let (first, second) = (runtime(1), runtime(1));
+    let out_of_order = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let one = first.enter();
+        let two = second.enter();
+        drop(one);
+        drop(two);
+    }));
+    let message = panic_message(out_of_order.unwrap_err());
+    assert!(
+        message.contains("`EnterGuard` values dropped out of order"),
+        "{message}"
+    );
+    {
+        let _one = first.enter();
+        let _two = second.enter();
+    }
+    drop((first, second));
+
+    thread_local! {
+        static HELD: std::cell::RefCell<Option<Runtime>> = const { std::cell::RefCell::new(None) };
+    }
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let counter = DropCounter(dropped.clone());
+    let holds_a_runtime_in_a_thread_local = move || {
+        let rt = runtime(1);
+        drop(rt.spawn(async move {
+            let _held = counter;
+            std::future::pending::<()>().await
+        }));
+        HELD.with(|held| *held.borrow_mut() = Some(rt));
+    };
+    let thread = std::thread::spawn(holds_a_runtime_in_a_thread_local); // shim-exempt: a plain thread whose thread-locals are destroyed
+    thread.join().unwrap();
+    assert_eq!(
+        dropped.load(SeqCst),
+        1,
+        "the unfinished future was not dropped"
+    );
+}
+
 /// The runtime's types have tokio's auto traits: `Runtime`, `Handle` and
 /// `JoinHandle` are unwind-safe, so `catch_unwind(|| rt.block_on(..))`
 /// compiles as it does with tokio, and the runtime goes on after it;

@@ -84,7 +84,9 @@
 //!   through its `JoinHandle` once or dropped once.
 //! - **Panics stay in their task**: a panic in a task's poll or in its
 //!   future's drop is caught and reported through its `JoinHandle` as
-//!   [`JoinError::is_panic`]; the worker keeps running. A panic in
+//!   [`JoinError::is_panic`]; the worker keeps running. A future
+//!   whose poll panics is dropped while the panic unwinds, as tokio's is,
+//!   so a panic in that drop aborts the process, as in tokio. A panic in
 //!   its output's drop is caught and discarded, as tokio's is: the runtime
 //!   drops an output only when no `JoinHandle` will read it (the handle was
 //!   dropped before the task completed, or is being dropped after), so
@@ -304,6 +306,7 @@ impl Runtime {
     }
 
     /// Spawns `future` as a task on this runtime.
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -521,6 +524,7 @@ impl Handle {
     }
 
     /// Spawns `future` as a task on the handle's runtime.
+    #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -550,10 +554,15 @@ impl Handle {
 
     /// Enters the handle's runtime's context on the calling thread until
     /// the guard is dropped (see [`Runtime::enter`]).
+    ///
+    /// # Panics
+    /// When a guard is dropped out of order (guards entered later on the
+    /// thread still in place), with tokio's message.
     pub fn enter(&self) -> EnterGuard<'_> {
         EnterGuard {
             _context: worker::enter(&self.shared),
             _handle: PhantomData,
+            _not_send: NotSend(PhantomData),
         }
     }
 }
@@ -572,13 +581,22 @@ impl RefUnwindSafe for Handle {}
 /// The context a thread entered with [`Runtime::enter`] or
 /// [`Handle::enter`]; leaving it (dropping the guard) restores the context
 /// the thread was in before. Guards must be dropped in the reverse order
-/// of their creation, on the thread that made them (it is not `Send`).
+/// of their creation (dropping one out of order panics, as tokio's does),
+/// on the thread that made them: it is `Sync` but not `Send`, as tokio's.
 #[must_use = "the context is left when the guard is dropped"]
 pub struct EnterGuard<'a> {
     _context: worker::ContextGuard,
-    /// Ties the guard to the handle's lifetime, and to this thread.
-    _handle: PhantomData<(&'a Handle, *const ())>,
+    /// Ties the guard to the handle's lifetime.
+    _handle: PhantomData<&'a Handle>,
+    _not_send: NotSend,
 }
+
+/// Makes a type `!Send` and leaves it `Sync`, as tokio's `EnterGuard` is.
+struct NotSend(PhantomData<*const ()>);
+
+// SAFETY: it holds no data: a `&NotSend` shared between threads gives
+// access to nothing.
+unsafe impl Sync for NotSend {}
 
 impl fmt::Debug for EnterGuard<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -663,7 +681,8 @@ fn assert_tokio_may_block() {
 /// (a task, or inside [`Runtime::block_on`]).
 ///
 /// # Panics
-/// Outside a runtime's context, with a message saying so.
+/// Outside a runtime's context, with a message saying so, at the caller.
+#[track_caller]
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,

@@ -204,14 +204,21 @@ unsafe fn poll<F: Future>(ptr: NonNull<Header>) {
     let waker = ManuallyDrop::new(unsafe { Waker::from_raw(raw_waker(ptr)) });
     let mut cx = Context::from_waker(&waker);
     let polled = catch_unwind(AssertUnwindSafe(|| {
-        cell.stage.with_mut(|stage| {
+        // As tokio's: a future whose poll panics is dropped while that
+        // panic unwinds, so its `Drop` sees `std::thread::panicking()` (a
+        // panic in that drop then aborts the process, as it does in
+        // tokio: Rust cannot unwind two panics at once).
+        let drop_on_unwind = DropStageOnUnwind(cell);
+        let polled = cell.stage.with_mut(|stage| {
             // SAFETY: RUNNING is ours (rule 1): no other access to the
             // stage; the future is never moved out while Running.
             match unsafe { &mut *stage } {
                 Stage::Running(future) => unsafe { Pin::new_unchecked(future) }.poll(&mut cx),
                 _ => unreachable!("a RUNNING task's stage holds its future"),
             }
-        })
+        });
+        std::mem::forget(drop_on_unwind);
+        polled
     }));
     let output = match polled {
         Ok(Poll::Pending) => match state.transition_to_idle() {
@@ -234,6 +241,20 @@ unsafe fn poll<F: Future>(ptr: NonNull<Header>) {
         Err(panic) => Err(JoinError::panic(panic)),
     };
     store_and_complete::<F>(ptr, output);
+}
+
+/// Drops the stage (the future) if dropped itself: during the unwinding
+/// of a panic in the poll, which forgets it when the poll returns.
+struct DropStageOnUnwind<'a, F: Future>(&'a Cell<F>);
+
+impl<F: Future> Drop for DropStageOnUnwind<'_, F> {
+    fn drop(&mut self) {
+        // SAFETY: RUNNING is ours (rule 1), and the poll's access to the
+        // stage ended with its unwinding.
+        self.0
+            .stage
+            .with_mut(|stage| unsafe { *stage = Stage::Consumed });
+    }
 }
 
 /// Replaces the stage by `Consumed`, dropping what it held; a panic in
@@ -593,7 +614,8 @@ impl JoinError {
     /// The panic's payload, to resume it with `std::panic::resume_unwind`.
     ///
     /// # Panics
-    /// If the task was cancelled, not panicked (as tokio's).
+    /// If the task was cancelled, not panicked (as tokio's), at the caller.
+    #[track_caller]
     pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
         self.try_into_panic()
             .expect("`JoinError` reason is not a panic.")

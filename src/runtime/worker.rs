@@ -87,16 +87,12 @@ thread_local! {
     #[allow(clippy::missing_const_for_thread_local)]
     /// The worker running on this thread, if any.
     static WORKER: Cell<*const Worker> = Cell::new(ptr::null());
-    /// The runtime whose context this thread is in (a worker, inside
-    /// `block_on`, or under an `enter` guard): `spawn` and
-    /// `Handle::current` use it.
     #[allow(clippy::missing_const_for_thread_local)]
-    static CONTEXT: RefCell<Option<Arc<Shared>>> = RefCell::new(None);
-    /// Whether this thread drives a runtime's tasks (a worker, or inside
-    /// `block_on`), where blocking could block the tasks it drives. An
-    /// `enter` guard alone does not set it, as tokio's does not.
-    #[allow(clippy::missing_const_for_thread_local)]
-    static DRIVING: Cell<bool> = Cell::new(false);
+    static CONTEXT: Context = Context {
+        runtime: RefCell::new(None),
+        driving: Cell::new(false),
+        depth: Cell::new(0),
+    };
     /// Set by `yield_now` during a poll, cleared by a worker before each
     /// poll: the task the poll requeues for waking itself yielded. Read
     /// only by a worker, on its own thread.
@@ -104,55 +100,101 @@ thread_local! {
     static POLL_YIELDED: Cell<bool> = Cell::new(false);
 }
 
+/// The runtime context of a thread. Every access goes through `try_with`:
+/// a runtime may be dropped, or a waker woken, in another thread-local's
+/// destructor, after this one is gone (tokio's `runtime_in_thread_local`);
+/// the thread then counts as in no context.
+struct Context {
+    /// The runtime whose context this thread is in (a worker, inside
+    /// `block_on`, or under an `enter` guard): `spawn` and
+    /// `Handle::current` use it.
+    runtime: RefCell<Option<Arc<Shared>>>,
+    /// Whether this thread drives a runtime's tasks (a worker, or inside
+    /// `block_on`), where blocking could block the tasks it drives. An
+    /// `enter` guard alone does not set it, as tokio's does not.
+    driving: Cell<bool>,
+    /// How many guards are entered on this thread, so that a guard left
+    /// out of order is caught (as tokio's are).
+    depth: Cell<usize>,
+}
+
 /// Leaves the context when dropped, restoring the one it replaced.
 pub(super) struct ContextGuard {
     previous: Option<Arc<Shared>>,
     was_driving: bool,
+    /// Its place among the guards entered on this thread; `None` if the
+    /// context was already destroyed when it was made.
+    depth: Option<usize>,
 }
 
 impl Drop for ContextGuard {
     fn drop(&mut self) {
-        let previous = self.previous.take();
-        CONTEXT.with(|context| *context.borrow_mut() = previous);
-        DRIVING.with(|driving| driving.set(self.was_driving));
+        let Some(depth) = self.depth else { return };
+        let _ = CONTEXT.try_with(|context| {
+            if context.depth.get() != depth {
+                if std::thread::panicking() {
+                    // Leaves the context as it is, as tokio's does.
+                    return;
+                }
+                panic!(
+                    "`EnterGuard` values dropped out of order. Guards returned by \
+                     `modelsync::runtime::Handle::enter()` (or `Runtime::enter()`) must be \
+                     dropped in the reverse order as they were acquired."
+                );
+            }
+            *context.runtime.borrow_mut() = self.previous.take();
+            context.driving.set(self.was_driving);
+            context.depth.set(depth - 1);
+        });
     }
 }
 
 /// Enters `shared`'s context on this thread: `spawn` and
 /// `Handle::current` reach it until the guard is dropped.
 pub(super) fn enter(shared: &Arc<Shared>) -> ContextGuard {
-    let previous = CONTEXT.with(|context| context.borrow_mut().replace(shared.clone()));
-    let was_driving = DRIVING.with(Cell::get);
-    ContextGuard {
-        previous,
-        was_driving,
-    }
+    CONTEXT
+        .try_with(|context| {
+            let depth = context.depth.get() + 1;
+            context.depth.set(depth);
+            ContextGuard {
+                previous: context.runtime.borrow_mut().replace(shared.clone()),
+                was_driving: context.driving.get(),
+                depth: Some(depth),
+            }
+        })
+        .unwrap_or(ContextGuard {
+            previous: None,
+            was_driving: false,
+            depth: None,
+        })
 }
 
 /// Enters `shared`'s context as a thread that drives its tasks (a worker,
 /// or `block_on`).
 pub(super) fn enter_driving(shared: &Arc<Shared>) -> ContextGuard {
     let guard = enter(shared);
-    DRIVING.with(|driving| driving.set(true));
+    let _ = CONTEXT.try_with(|context| context.driving.set(true));
     guard
 }
 
 /// The runtime whose context this thread is in.
 pub(super) fn current() -> Option<Arc<Shared>> {
-    CONTEXT.with(|context| context.borrow().clone())
+    try_current().ok().flatten()
 }
 
 /// `current`, or `Err` if this thread's context was already destroyed
 /// (a call from another thread-local's destructor).
 pub(super) fn try_current() -> Result<Option<Arc<Shared>>, ()> {
     CONTEXT
-        .try_with(|context| context.borrow().clone())
+        .try_with(|context| context.runtime.borrow().clone())
         .map_err(drop)
 }
 
-/// Whether this thread drives a runtime's tasks (see `DRIVING`).
+/// Whether this thread drives a runtime's tasks (see `Context::driving`).
 pub(super) fn is_driving() -> bool {
-    DRIVING.with(Cell::get)
+    CONTEXT
+        .try_with(|context| context.driving.get())
+        .unwrap_or(false)
 }
 
 /// `yield_now`'s request, during a poll: if this thread is a worker, the
@@ -161,7 +203,7 @@ pub(super) fn is_driving() -> bool {
 /// a task) wakes that executor at once and leaves this task's poll as it
 /// was: the flag matters only if this task wakes itself.
 pub(super) fn note_yield() {
-    POLL_YIELDED.with(|yielded| yielded.set(true));
+    let _ = POLL_YIELDED.try_with(|yielded| yielded.set(true));
 }
 
 /// Creates the shared state for `workers` workers, returning each worker's
@@ -218,24 +260,29 @@ impl Shared {
     /// into the inject queue. Wakes a sleeping worker when the task can be
     /// taken by another one.
     pub(super) fn schedule(&self, task: Notified, is_yield: bool) {
-        let task = WORKER.with(|worker| {
+        // `try_with`: a waker may be woken in a thread-local's destructor,
+        // after `WORKER` is gone; the task then goes to the inject queue.
+        let mut task = Some(task);
+        let _ = WORKER.try_with(|worker| {
             // SAFETY: the pointer is set by `Worker::run` on this thread
             // for the time the worker lives on its stack, and cleared
             // before it returns.
             let Some(worker) = (unsafe { worker.get().as_ref() }) else {
-                return Some(task);
+                return;
             };
             if !ptr::eq(&*worker.shared, self) {
-                return Some(task);
+                return;
             }
             let Ok(mut core) = worker.core.try_borrow_mut() else {
-                return Some(task);
+                return;
             };
             if core.stopped {
-                return Some(task);
+                return;
             }
+            let Some(task) = task.take() else { return };
             let core = &mut *core;
-            let notify_others = if is_yield && POLL_YIELDED.with(Cell::take) {
+            let yielded = is_yield && POLL_YIELDED.try_with(Cell::take).unwrap_or(false);
+            let notify_others = if yielded {
                 // Set aside: no other worker may take it, so none is woken.
                 core.yielded.push(task);
                 false
@@ -254,7 +301,6 @@ impl Shared {
             if notify_others {
                 self.notify_parked();
             }
-            None
         });
         if let Some(task) = task {
             self.inject.push(task);
