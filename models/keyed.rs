@@ -2245,3 +2245,18 @@ include!("keyed/release_stack.rs");
 include!("keyed/slot_list.rs");
 include!("keyed/room.rs");
 include!("keyed/waiting.rs");
+
+/// Scratch.
+///
+/// Checks: K-11.
+#[test]
+fn scratch_last_sender_dropped_then_try_recv() {
+    use KeyedOp::*;
+    let scenario = Scenario {
+        init: vec![DropSender, DropSender],
+        threads: vec![vec![TryRecv], vec![DropSender]],
+        post: vec![],
+        handoffs: vec![],
+    };
+    scenario::scenario_model::<KeyedSubject<Async>>(model!(), scenario);
+}

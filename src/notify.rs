@@ -33,7 +33,9 @@
 //!   created before it began, polled or not, and stores no permit. A
 //!   `Notified` created after it returned is not completed by it, and a
 //!   future it completed never consumes a permit stored by a later
-//!   `notify_one` (N-3).
+//!   `notify_one` (N-3). "Before" and "after" are happens-before: the same
+//!   thread, or threads that synchronised (a creation racing the call on
+//!   an unsynchronised thread may see either side of it).
 //! - **Nothing is lost to cancellation.** A `Notified` chosen by
 //!   `notify_one` or `notify_last` and dropped before it completed passes
 //!   the notification on, FIFO or LIFO as it was chosen, to the next
@@ -709,9 +711,11 @@ struct Wait {
 impl Wait {
     #[inline]
     fn new(notify: &Notify) -> Self {
-        // Relaxed: a later generation is always seen by a future created
-        // after the `notify_waiters` that made it returned (coherence), and
+        // Relaxed: a later generation is seen by a future whose creation
+        // the `notify_waiters` that made it happens-before (coherence), and
         // one created before it cannot see it; no data is read on its basis.
+        // Real time is not promised (N-3): a creation on a thread that has
+        // not synchronised with that call may read the older generation.
         let generation = generation_of(notify.state.load(Relaxed));
         Wait {
             stage: Stage::Init,

@@ -533,6 +533,15 @@ pub fn execute<P: Subject>(scenario: &Arc<Scenario<P::Op>>, record: bool) -> boo
         let waiter = Waiter::new(&waiting, t);
         let flags = flags.clone();
         running.push(thread::spawn(move || {
+            // A scheduling point before the first call is recorded: loom
+            // runs a thread it spawns at once, up to its first access, so
+            // without it this thread's first call would be recorded
+            // before any later thread could run, and no operation of a
+            // later thread could come before it in real time: the
+            // real-time checks (the real-time pass, and real time under
+            // weak memory, `Spec::real_time`) would never see a later
+            // thread's operation finish before this one began.
+            thread::yield_now();
             waiter.start();
             let _on_panic = Abandon {
                 waiter: &waiter,
