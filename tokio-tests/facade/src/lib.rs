@@ -46,7 +46,8 @@ pub use modelsync::runtime::spawn;
 pub use modelsync_tokio_macros::{main, test};
 pub use upstream_tokio::{join, pin, select, try_join};
 
-/// `modelsync::runtime`, at tokio's path, with the facade's own [`Builder`].
+/// `modelsync::runtime`, at tokio's path, with the facade's own
+/// [`Builder`](crate::runtime::Builder).
 pub mod runtime {
     use std::fmt;
     use std::io;
@@ -171,7 +172,7 @@ pub mod sync {
     pub use modelsync::notify::Notify;
     pub use modelsync::oneshot;
 
-    /// The futures of [`Notify`](super::sync::Notify): modelsync's.
+    /// The futures of [`Notify`]: modelsync's.
     pub mod futures {
         pub use modelsync::notify::{Notified, OwnedNotified};
     }
