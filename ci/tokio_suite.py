@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tokio's own runtime and task test files, run against modelsync's runtime
-with only their import swapped (tokio-tests/README.md).
+"""tokio's own test files for its runtime, tasks, Notify and oneshot, run
+against modelsync's with only their import swapped (tokio-tests/README.md).
 
 From tokio-tests/manifest.toml, this writes a test package under
 target/tokio-suite/ (never committed): each listed test file of the tokio
@@ -58,8 +58,8 @@ BINARY_TIMEOUT = 180
 # Why a test is not run: one of these, then the specific item.
 KINDS = {
     "missing": "an API modelsync's runtime does not have",
-    "current-thread": "needs tokio's current-thread runtime (new_current_thread, LocalSet, ...)",
-    "current-thread semantics": "relies on the test's body and tasks sharing one thread",
+    "current-thread": "needs tokio's current-thread semantics (tasks run only inside block_on, "
+                      "LocalSet, spawn_local, LocalRuntime, !Send tasks)",
     "blocking": "spawn_blocking or block_in_place",
     "time": "timers",
     "io": "I/O: net, fs, io, process, signal",
@@ -776,7 +776,7 @@ def summary(plans):
     widths = [max(len(str(r[c])) for r in rows + [header]) for c in range(len(header))]
     fmt = lambda r: "  ".join(str(v).ljust(w) if c == 0 else str(v).rjust(w)  # noqa: E731
                               for c, (v, w) in enumerate(zip(r, widths)))
-    print("\n== tokio's runtime tests against modelsync")
+    print("\n== tokio's tests against modelsync")
     print(fmt(header))
     for r in rows:
         print(fmt(r))
@@ -845,7 +845,7 @@ def main():
     if failures or problems:
         for f in failures:
             print(f"\n---- {f}", file=sys.stderr)
-        raise Failure("tokio's runtime tests:\n  " + "\n  ".join(problems or ["see above"]))
+        raise Failure("tokio's tests:\n  " + "\n  ".join(problems or ["see above"]))
     print("every test of every file ran and passed, or is skipped with its reason")
 
 

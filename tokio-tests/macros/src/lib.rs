@@ -4,17 +4,18 @@
 //!
 //! `#[tokio::main] async fn f() -> T { body }` becomes
 //! `fn f() -> T { let body = async { body }; return <Builder>.block_on(body); }`,
-//! where `<Builder>` is
+//! where `<Builder>` is, as in tokio's macros,
 //! `tokio::runtime::Builder::new_multi_thread()[.worker_threads(N)].enable_all().build().expect(..)`
-//! (through the facade, modelsync's `Builder`). `#[tokio::test]` is the same
-//! with `#[::core::prelude::v1::test]` added. The options:
+//! or `tokio::runtime::Builder::new_current_thread().enable_all().build().expect(..)`
+//! (the facade's `Builder`). `#[tokio::test]` is the same with
+//! `#[::core::prelude::v1::test]` added. The options:
 //!
 //! - `flavor = "multi_thread"`: a modelsync runtime, `worker_threads = N` as
 //!   given (by default, modelsync's default: the available parallelism);
-//! - `flavor = "current_thread"`, tokio's default: modelsync has no
-//!   current-thread runtime (`modelsync::runtime`'s documentation), so a
-//!   runtime with one worker thread, apart from the thread that blocks on
-//!   the body, as modelsync's runtimes always are;
+//! - `flavor = "current_thread"`, tokio's default: `new_current_thread()`,
+//!   which modelsync does not have; the facade maps it to a runtime with one
+//!   worker thread, apart from the thread that blocks on the body, as
+//!   modelsync's runtimes always are (the facade's `Builder` documents it);
 //! - `crate = "path"`: the path of the facade, as tokio's option;
 //! - `flavor = "local"`, `start_paused`, `unhandled_panic` and `name` name
 //!   things modelsync's runtime does not have: each is a compile error that
@@ -42,6 +43,8 @@ pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// What the attribute's options ask for.
 struct Options {
+    /// tokio's default flavour: `Builder::new_current_thread()`.
+    current_thread: bool,
     /// `Some(n)`: `worker_threads(n)`; `None`: modelsync's default.
     worker_threads: Option<TokenStream>,
     /// The facade's path: `::tokio` unless `crate = "..."` says otherwise.
@@ -125,8 +128,8 @@ fn options(args: TokenStream) -> Result<Options, String> {
             other => return Err(format!("unknown option `{other}`")),
         }
     }
-    let worker_threads = match flavor.as_deref() {
-        Some("multi_thread") => worker_threads,
+    let current_thread = match flavor.as_deref() {
+        Some("multi_thread") => false,
         None | Some("current_thread") => {
             if worker_threads.is_some() {
                 // tokio's own message for the same mistake.
@@ -136,8 +139,7 @@ fn options(args: TokenStream) -> Result<Options, String> {
                         .to_owned(),
                 );
             }
-            // No current-thread runtime in modelsync: one worker thread.
-            Some("1".parse().expect("a literal parses"))
+            true
         }
         Some("local") => {
             return Err("`flavor = \"local\"`: modelsync has no LocalRuntime \
@@ -151,6 +153,7 @@ fn options(args: TokenStream) -> Result<Options, String> {
         }
     };
     Ok(Options {
+        current_thread,
         worker_threads,
         crate_path: crate_path.unwrap_or_else(|| "::tokio".parse().expect("a path parses")),
     })
@@ -188,7 +191,11 @@ fn rewrite(item: TokenStream, options: &Options, is_test: bool) -> Result<TokenS
     tokens.remove(async_at);
 
     let mut runtime = options.crate_path.clone();
-    runtime.extend(parse("::runtime::Builder::new_multi_thread()"));
+    runtime.extend(parse(if options.current_thread {
+        "::runtime::Builder::new_current_thread()"
+    } else {
+        "::runtime::Builder::new_multi_thread()"
+    }));
     if let Some(count) = &options.worker_threads {
         runtime.extend(parse(".worker_threads"));
         runtime.extend([TokenTree::Group(Group::new(
