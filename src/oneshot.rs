@@ -477,6 +477,7 @@ impl<T> Receiver<T> {
     /// and a current-thread runtime whose task would send the value
     /// deadlocks). Other executors are never detected: as with
     /// `futures::executor::block_on`, blocking inside one blocks it.
+    #[track_caller]
     pub fn blocking_recv(self) -> Result<T, RecvError> {
         crate::runtime::assert_may_block();
         crate::block_on::block_on(self)
