@@ -1854,6 +1854,7 @@ fn async_scope() -> scope::Scope<KeyedSubject<Async>> {
         // Thread 1 owns the receiver.
         ordered_threads: true,
         contract: scope::any_operations,
+        real_time_orders: false,
         regimes: keyed_regimes(),
     }
 }
@@ -2014,6 +2015,7 @@ fn sync_scope() -> scope::Scope<KeyedSubject<Blocking>> {
         post: vec![ReleaseAll, TryRecv, ReleaseAll, TryRecv],
         ordered_threads: true,
         contract: sync_calls_complete,
+        real_time_orders: false,
         regimes,
     }
 }
@@ -2165,6 +2167,7 @@ fn async_try_send_full_only_when_full() {
         handoffs: vec![scenario::Handoff {
             from: (2, 0),
             to: (3, 1),
+            synchronised: true,
         }],
     };
     scenario::scenario_model::<KeyedSubject<Async>>(model!().max_preemption_bound(2), scenario);
@@ -2228,6 +2231,7 @@ fn async_room_taken_before_full_is_received() {
         handoffs: vec![scenario::Handoff {
             from: (1, 0),
             to: (2, 0),
+            synchronised: true,
         }],
     };
     scenario::scenario_model::<KeyedSubject<Async>>(
@@ -2245,18 +2249,3 @@ include!("keyed/release_stack.rs");
 include!("keyed/slot_list.rs");
 include!("keyed/room.rs");
 include!("keyed/waiting.rs");
-
-/// Scratch.
-///
-/// Checks: K-11.
-#[test]
-fn scratch_last_sender_dropped_then_try_recv() {
-    use KeyedOp::*;
-    let scenario = Scenario {
-        init: vec![DropSender, DropSender],
-        threads: vec![vec![TryRecv], vec![DropSender]],
-        post: vec![],
-        handoffs: vec![],
-    };
-    scenario::scenario_model::<KeyedSubject<Async>>(model!(), scenario);
-}

@@ -1023,6 +1023,7 @@ fn recording_changes_no_execution() {
         handoffs: vec![scenario::Handoff {
             from: (1, 0),
             to: (2, 1),
+            synchronised: true,
         }],
     });
     let start = std::time::Instant::now();
@@ -1171,6 +1172,7 @@ fn oneshot_scope(lengths: (usize, usize)) -> scope::Scope<OneshotChannel> {
         post: vec![IsClosed, IsEmpty, TryRecv],
         ordered_threads: true,
         contract: scope::any_operations,
+        real_time_orders: false,
         regimes: vec![
             regime("nothing_set", vec![], |e| bits(e) == Some(vec![])),
             regime("receiver_waker_stored", vec![PollRecv(1)], |e| {

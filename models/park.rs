@@ -383,6 +383,7 @@ fn park_scope() -> scope::Scope<ParkSubject> {
         post: vec![HasPermit],
         ordered_threads: true,
         contract: one_park_at_most,
+        real_time_orders: false,
         regimes: vec![
             scope::Regime {
                 name: "no_permit",

@@ -1148,6 +1148,7 @@ fn queue_scope(lengths: (usize, usize)) -> scope::Scope<ScopeQueues> {
         post: drain,
         ordered_threads: true,
         contract: scope::any_operations,
+        real_time_orders: false,
         regimes: vec![
             scope::Regime {
                 name: "empty_at_the_wrap",

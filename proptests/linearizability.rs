@@ -482,7 +482,7 @@ fn recorder_precedence_from_program_order_fork_join_and_handoffs() {
     a.op(Enq(2), || (), |_| None); // 1
     a.signal(0);
     b.op(TryDeq, || (), |_| Some(1)); // 2: concurrent with 1
-    b.waited(0);
+    b.waited(0, true);
     b.op(TryDeq, || (), |_| Some(2)); // 3: after 1 (hand-off), after 2 (program order)
     main.join(1);
     main.join(2);
@@ -516,6 +516,25 @@ fn recorder_precedence_from_program_order_fork_join_and_handoffs() {
     // it should have found 2. Happens-before lets it come first.
     assert!(check(&recorder.history_by(Precedence::RealTime)).is_err());
     assert!(check(&recorder.history_by(Precedence::HappensBefore)).is_ok());
+
+    // A hand-off seen in real time only (a relaxed flag) orders nothing
+    // in happens-before: the same as no hand-off.
+    let recorder = Recorder::new(Fifo::default());
+    let (main, a, b) = (recorder.thread(0), recorder.thread(1), recorder.thread(2));
+    main.fork(1);
+    main.fork(2);
+    a.op(Enq(2), || (), |_| None);
+    a.signal(0);
+    b.waited(0, false);
+    b.op(TryDeq, || (), |_| None);
+    assert_eq!(
+        recorder.history_by(Precedence::HappensBefore).before,
+        vec![0, 0]
+    );
+    assert_eq!(
+        recorder.history_by(Precedence::RealTime).before,
+        vec![0, 0b1]
+    );
 }
 
 /// The history of a spec over the values 0..3, as random (op, ret) pairs

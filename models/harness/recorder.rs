@@ -71,12 +71,33 @@ pub fn precedence() -> Precedence {
 }
 
 enum Event {
-    Call { op: usize, thread: usize },
-    Return { op: usize, thread: usize },
-    Fork { parent: usize, child: usize },
-    Join { parent: usize, child: usize },
-    Signal { handoff: usize, thread: usize },
-    Wait { handoff: usize, thread: usize },
+    Call {
+        op: usize,
+        thread: usize,
+    },
+    Return {
+        op: usize,
+        thread: usize,
+    },
+    Fork {
+        parent: usize,
+        child: usize,
+    },
+    Join {
+        parent: usize,
+        child: usize,
+    },
+    Signal {
+        handoff: usize,
+        thread: usize,
+    },
+    /// `synchronised`: the hand-off carries happens-before (see
+    /// `scenario::Handoff`); otherwise only the clock orders across it.
+    Wait {
+        handoff: usize,
+        thread: usize,
+        synchronised: bool,
+    },
 }
 
 struct Log<S: Spec> {
@@ -212,9 +233,19 @@ impl<S: Spec> Recorder<S> {
                 Event::Signal { handoff, thread } => {
                     Some((*at, thread, format!("hands off #{handoff}")))
                 }
-                Event::Wait { handoff, thread } => {
-                    Some((*at, thread, format!("took hand-off #{handoff}")))
-                }
+                Event::Wait {
+                    handoff,
+                    thread,
+                    synchronised,
+                } => Some((
+                    *at,
+                    thread,
+                    if synchronised {
+                        format!("took hand-off #{handoff}")
+                    } else {
+                        format!("saw hand-off #{handoff} (real time only)")
+                    },
+                )),
                 Event::Call { .. } | Event::Return { .. } => None,
             })
             .collect();
@@ -407,12 +438,14 @@ impl<S: Spec> ThreadRecorder<S> {
         });
     }
 
-    /// This thread has acquired hand-off `handoff` (before its next
-    /// operation).
-    pub fn waited(&self, handoff: usize) {
+    /// This thread has taken hand-off `handoff` (before its next
+    /// operation): acquired it if `synchronised`, seen it only in real
+    /// time otherwise.
+    pub fn waited(&self, handoff: usize, synchronised: bool) {
         self.event(|_| Event::Wait {
             handoff,
             thread: self.thread,
+            synchronised,
         });
     }
 
@@ -525,13 +558,21 @@ fn happens_before<S: Spec>(log: &Log<S>) -> Vec<u128> {
                 }
                 handoffs[handoff] = Some(clocks[thread].clone());
             }
-            Event::Wait { handoff, thread } => {
+            Event::Wait {
+                handoff,
+                thread,
+                synchronised,
+            } => {
                 let from = handoffs
                     .get(handoff)
                     .cloned()
                     .flatten()
                     .expect("a hand-off waited for before it was signalled");
-                join(&mut clocks[thread], &from);
+                // One seen in real time only orders nothing in
+                // happens-before.
+                if synchronised {
+                    join(&mut clocks[thread], &from);
+                }
             }
         }
     }

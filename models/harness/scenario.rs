@@ -53,10 +53,24 @@ pub struct Scenario<Op> {
 /// its operation `to.1` (threads numbered from 1, `from.0 != to.0`). A
 /// scenario has at most one, so hand-offs cannot wait on each other in a
 /// cycle.
+///
+/// `synchronised`: the hand-off is a Release/Acquire pair, so the first
+/// operation happens-before the second, as a channel or a lock between
+/// the threads would make it. Otherwise it orders the two in real time
+/// only (a `Relaxed` flag: the second thread saw the first finish, as a
+/// clock or any unsynchronised look would tell it), so that a read in the
+/// second operation may still return a value older than the first's
+/// writes under weak memory: what a contract that promises real time
+/// (`Spec::real_time`) must answer exactly anyway. The recorder's clock
+/// cannot order a thread's first call after another thread's work by
+/// itself: loom runs a thread it spawns at once up to its first access,
+/// and explores other orders only where accesses depend on each other,
+/// never the recorder's (which is outside the model).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handoff {
     pub from: (usize, usize),
     pub to: (usize, usize),
+    pub synchronised: bool,
 }
 
 /// What a complete run draws ([`generated_complete`]): `scenarios` of
@@ -105,7 +119,8 @@ impl Drop for Abandon<'_> {
         }
         for (h, handoff) in self.handoffs.iter().enumerate() {
             if handoff.from.0 == self.me {
-                self.waiter.signal(&self.flags[h], handoff.to.0);
+                self.waiter
+                    .signal(&self.flags[h], handoff.to.0, handoff.synchronised);
             }
         }
         self.waiter.finish();
@@ -348,25 +363,27 @@ impl Waiter {
 
     /// Waits until `flag` is set (a hand-off). Never gives up: the thread
     /// that sets it always does, after its operation returns or gives up.
-    fn wait_for(&self, flag: &AtomicFlag) {
-        // Acquire: pairs with the signaller's Release store, which comes
-        // after its operation returned: that return happens-before this
-        // thread's next call. A read-modify-write, which reads the latest
-        // value: a load could keep reading `false` under loom after the
-        // signal, and park for good.
-        while !flag.fetch_or(false, Acquire) {
+    fn wait_for(&self, flag: &AtomicFlag, synchronised: bool) {
+        // Acquire if `synchronised`: pairs with the signaller's Release
+        // store, which comes after its operation returned: that return
+        // happens-before this thread's next call. Relaxed otherwise: real
+        // time only (see `Handoff`). A read-modify-write, which reads the
+        // latest value: a load could keep reading `false` under loom after
+        // the signal, and park for good.
+        let ordering = if synchronised { Acquire } else { Relaxed };
+        while !flag.fetch_or(false, ordering) {
             self.park_or_stuck(false);
         }
     }
 
     /// Sets a hand-off's `flag` and wakes thread `to`, which waits for it
     /// (`wait_for`).
-    fn signal(&self, flag: &AtomicFlag, to: usize) {
-        // Release: see `wait_for`. A read-modify-write, as the waiter's:
-        // loom 0.7.3 may place a plain store inside another thread's
-        // read-modify-write (tokio-rs/loom issue 254), and the waiter's
-        // would then read `false` after it.
-        flag.fetch_or(true, Release);
+    fn signal(&self, flag: &AtomicFlag, to: usize, synchronised: bool) {
+        // Release if `synchronised`: see `wait_for`. A read-modify-write,
+        // as the waiter's: loom 0.7.3 may place a plain store inside
+        // another thread's read-modify-write (tokio-rs/loom issue 254),
+        // and the waiter's would then read `false` after it.
+        flag.fetch_or(true, if synchronised { Release } else { Relaxed });
         self.waiting.wake(to);
     }
 
@@ -533,15 +550,6 @@ pub fn execute<P: Subject>(scenario: &Arc<Scenario<P::Op>>, record: bool) -> boo
         let waiter = Waiter::new(&waiting, t);
         let flags = flags.clone();
         running.push(thread::spawn(move || {
-            // A scheduling point before the first call is recorded: loom
-            // runs a thread it spawns at once, up to its first access, so
-            // without it this thread's first call would be recorded
-            // before any later thread could run, and no operation of a
-            // later thread could come before it in real time: the
-            // real-time checks (the real-time pass, and real time under
-            // weak memory, `Spec::real_time`) would never see a later
-            // thread's operation finish before this one began.
-            thread::yield_now();
             waiter.start();
             let _on_panic = Abandon {
                 waiter: &waiter,
@@ -552,15 +560,15 @@ pub fn execute<P: Subject>(scenario: &Arc<Scenario<P::Op>>, record: bool) -> boo
             for (i, op) in scenario.threads[t - 1].iter().enumerate() {
                 for (h, handoff) in scenario.handoffs.iter().enumerate() {
                     if handoff.to == (t, i) {
-                        waiter.wait_for(&flags[h]);
-                        rec.waited(h);
+                        waiter.wait_for(&flags[h], handoff.synchronised);
+                        rec.waited(h, handoff.synchronised);
                     }
                 }
                 P::run(&mut actor, op, &rec, &waiter, &ledger);
                 for (h, handoff) in scenario.handoffs.iter().enumerate() {
                     if handoff.from == (t, i) {
                         rec.signal(h);
-                        waiter.signal(&flags[h], handoff.to.0);
+                        waiter.signal(&flags[h], handoff.to.0, handoff.synchronised);
                     }
                 }
             }
@@ -669,7 +677,12 @@ impl<Op> Scenario<Op> {
         let handoffs: Vec<String> = self
             .handoffs
             .iter()
-            .map(|h| format!("Handoff {{ from: {:?}, to: {:?} }}", h.from, h.to))
+            .map(|h| {
+                format!(
+                    "Handoff {{ from: {:?}, to: {:?}, synchronised: {} }}",
+                    h.from, h.to, h.synchronised
+                )
+            })
             .collect();
         let _ = writeln!(out, "        handoffs: vec![{}],", handoffs.join(", "));
         let _ = writeln!(out, "    }};");
@@ -1105,8 +1118,16 @@ impl fmt::Display for Handoff {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "thread {} op {} -> thread {} op {}",
-            self.from.0, self.from.1, self.to.0, self.to.1
+            "thread {} op {} -> thread {} op {}{}",
+            self.from.0,
+            self.from.1,
+            self.to.0,
+            self.to.1,
+            if self.synchronised {
+                ""
+            } else {
+                " (real time only)"
+            }
         )
     }
 }
@@ -1182,6 +1203,7 @@ pub fn shape<Op: Clone + Debug + 'static>(
                 handoffs.push(Handoff {
                     from: (from_thread, c % threads[from_thread - 1].len()),
                     to: (to_thread, (a / 7) % threads[to_thread - 1].len()),
+                    synchronised: dice % 2 == 0,
                 });
             }
             Scenario {

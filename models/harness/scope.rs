@@ -77,6 +77,18 @@ pub struct Scope<P: Subject> {
     /// Threads with equal alphabets are not interchangeable (a thread's
     /// index means something to the subject beyond its operations).
     pub ordered_threads: bool,
+    /// Whether each scenario also runs in the orders where one thread's
+    /// operations all finish, in real time only, before another thread's
+    /// begin: a real-time-only hand-off (`scenario::Handoff`) from each
+    /// thread's last operation to each other thread's first. The
+    /// recorder's clock alone cannot make loom explore those orders (a
+    /// thread's first call is recorded when loom starts the thread, and
+    /// loom orders only dependent accesses), and they are where an answer
+    /// from a stale view shows: a logic mistake in the real-time pass, a
+    /// stale read under weak memory where the contract promises real time
+    /// (`Spec::real_time`). The result line counts them
+    /// (`real_time_orders`).
+    pub real_time_orders: bool,
     /// Whether the component's contract allows the threads' operations
     /// after the regime's prefix (for example: a parker's owner parks at
     /// most as often as permits can be given; a sync channel's blocking
@@ -136,8 +148,33 @@ fn sequences(alphabet: usize, (min, max): (usize, usize)) -> Vec<Vec<usize>> {
 /// Scenarios left after symmetry, each with the index of its regime.
 pub type Enumerated<Op> = Vec<(usize, Scenario<Op>)>;
 
+/// The scenario itself, and, if `real_time_orders`, one copy per ordered
+/// pair of its threads with a real-time-only hand-off from the first's
+/// last operation to the second's first.
+fn orders<Op: Clone>(scenario: Scenario<Op>, real_time_orders: bool) -> Vec<Scenario<Op>> {
+    let mut out = vec![scenario.clone()];
+    if !real_time_orders {
+        return out;
+    }
+    let n = scenario.threads.len();
+    for from in 1..=n {
+        for to in (1..=n).filter(|&to| to != from) {
+            let mut ordered = scenario.clone();
+            ordered.handoffs = vec![scenario::Handoff {
+                from: (from, scenario.threads[from - 1].len() - 1),
+                to: (to, 0),
+                synchronised: false,
+            }];
+            out.push(ordered);
+        }
+    }
+    out
+}
+
 /// The scope's scenarios: (how many it holds, how many the contract left
 /// out, those left after symmetry, each with the index of its regime).
+/// With `real_time_orders`, each held scenario counts once, and the
+/// scenarios left include its real-time orders (see [`orders`]).
 pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::Op>) {
     assert!(
         scope.lengths.0 >= 1 && scope.lengths.0 <= scope.lengths.1,
@@ -174,9 +211,11 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::O
                     post: scope.post.clone(),
                     handoffs: vec![],
                 };
-                let (key, scenario) = canonical::<P>(scope, scenario, &choice);
-                if seen.insert((r, key)) {
-                    left.push((r, scenario));
+                for ordered in orders(scenario, scope.real_time_orders) {
+                    let (key, ordered) = canonical::<P>(scope, ordered, &choice);
+                    if seen.insert((r, key)) {
+                        left.push((r, ordered));
+                    }
                 }
             } else {
                 refused += 1;
@@ -197,7 +236,9 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::O
 
 /// The scenario's class under the scope's symmetries: the operation lists
 /// of threads with equal alphabets put in the order of their enumeration
-/// index, then the subject's renaming of values and keys.
+/// index (a hand-off's threads renumbered with them, and ties between
+/// equal lists broken by the hand-off), then the subject's renaming of
+/// values and keys.
 fn canonical<P: Subject>(
     scope: &Scope<P>,
     scenario: Scenario<P::Op>,
@@ -210,6 +251,16 @@ fn canonical<P: Subject>(
     if !scope.ordered_threads {
         let alphabet = |t: usize| format!("{:?}", scope.threads[t]);
         let n = choice.len();
+        // moved_to[t]: where thread t's list goes (threads from 0 here,
+        // from 1 in hand-offs).
+        let mut moved_to: Vec<usize> = (0..n).collect();
+        let roles: Vec<usize> = (0..n)
+            .map(|t| {
+                scenario.handoffs.first().map_or(0, |h| {
+                    usize::from(h.from.0 == t + 1) * 2 + usize::from(h.to.0 == t + 1)
+                })
+            })
+            .collect();
         for first in 0..n {
             if (0..first).any(|u| alphabet(u) == alphabet(first)) {
                 continue;
@@ -217,18 +268,26 @@ fn canonical<P: Subject>(
             let members: Vec<usize> = (first..n)
                 .filter(|&u| alphabet(u) == alphabet(first))
                 .collect();
-            let mut lists: Vec<(usize, Vec<P::Op>)> = members
+            let mut lists: Vec<(usize, usize, usize, Vec<P::Op>)> = members
                 .iter()
-                .map(|&u| (choice[u], scenario.threads[u].clone()))
+                .map(|&u| (choice[u], roles[u], u, scenario.threads[u].clone()))
                 .collect();
-            lists.sort_by_key(|(c, _)| *c);
-            for (&slot, (_, ops)) in members.iter().zip(lists) {
+            lists.sort_by_key(|(c, role, _, _)| (*c, *role));
+            for (&slot, (_, _, from, ops)) in members.iter().zip(lists) {
+                moved_to[from] = slot;
                 scenario.threads[slot] = ops;
             }
         }
+        for h in &mut scenario.handoffs {
+            h.from.0 = moved_to[h.from.0 - 1] + 1;
+            h.to.0 = moved_to[h.to.0 - 1] + 1;
+        }
     }
     let key = P::canonical(scenario);
-    (format!("{:?} {:?}", key.init, key.threads), runs)
+    (
+        format!("{:?} {:?} {:?}", key.init, key.threads, key.handoffs),
+        runs,
+    )
 }
 
 /// Runs every scenario of `scope` (see the module documentation) and
@@ -242,7 +301,8 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
     let name = model.name().to_string();
     let start = Instant::now();
     let (held, refused, left) = enumerate(&scope);
-    let distinct = left.len();
+    let ordered = left.iter().filter(|(_, s)| !s.handoffs.is_empty()).count();
+    let distinct = left.len() - ordered;
     // Outside loom, a sample: evenly spaced within each regime, so that
     // every regime is started from (and its reach required).
     let chosen: Vec<&(usize, Scenario<P::Op>)> = if cfg!(loom) {
@@ -305,7 +365,7 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
         .map(|(regime, n)| (regime.name, n.load(SeqCst)))
         .collect();
     let shape = format!(
-        "scope={} threads={} ops_per_thread={}..={} alphabet={} regimes={} in_scope={held}{} after_symmetry={distinct}{}",
+        "scope={} threads={} ops_per_thread={}..={} alphabet={} regimes={} in_scope={held}{} after_symmetry={distinct}{}{}",
         scope.name,
         scope.threads.len(),
         scope.lengths.0,
@@ -319,6 +379,11 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
         scope.regimes.len(),
         if refused > 0 {
             format!(" outside_contract={refused}")
+        } else {
+            String::new()
+        },
+        if scope.real_time_orders {
+            format!(" real_time_orders={ordered}")
         } else {
             String::new()
         },

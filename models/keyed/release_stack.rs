@@ -300,6 +300,7 @@ fn release_stack_scope(lengths: (usize, usize)) -> scope::Scope<ReleaseStackSubj
         post: vec![Close],
         ordered_threads: true,
         contract: closes_once_then_pushes,
+        real_time_orders: false,
         regimes: vec![
             regime("empty", vec![], |s| s.internals() == "empty"),
             regime("holding_two", vec![Push(0), Push(0)], |s| {

@@ -208,6 +208,7 @@ fn room_scope() -> scope::Scope<RoomSubject> {
         post: vec![TakenNotReceived],
         ordered_threads: true,
         contract: scope::any_operations,
+        real_time_orders: false,
         regimes: vec![
             regime("fresh", vec![], |e| {
                 e.room.internals() == (0, 0, false, false, false)

@@ -446,6 +446,7 @@ fn waiting_scope() -> scope::Scope<WaitingSubject<Async>> {
         post: vec![RecvPolledOnce],
         ordered_threads: false,
         contract: scope::any_operations,
+        real_time_orders: false,
         regimes: waiting_regimes(true),
     }
 }
@@ -557,6 +558,7 @@ fn waiting_sync_scope() -> scope::Scope<WaitingSubject<Blocking>> {
         post: vec![],
         ordered_threads: false,
         contract: waiting_sync_completes,
+        real_time_orders: false,
         regimes: waiting_regimes(false),
     }
 }

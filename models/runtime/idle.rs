@@ -405,6 +405,7 @@ fn idle_scope(lengths: (usize, usize)) -> scope::Scope<IdleSubject> {
         post: vec![Push],
         ordered_threads: true,
         contract: scope::any_operations,
+        real_time_orders: false,
         regimes: vec![
             regime("all_running", vec![], |w| {
                 w.idle.num_unparked() == 2 && w.idle.num_searching() == 0 && !w.idle.handoff_owed()

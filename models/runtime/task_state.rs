@@ -730,6 +730,7 @@ fn task_state_scope(pair: (usize, usize)) -> scope::Scope<TaskStateSubject> {
         post: vec![Cleanup],
         ordered_threads: true,
         contract: scope::any_operations,
+        real_time_orders: false,
         regimes: vec![
             regime("spawned", vec![], |p| {
                 let w = p.state.load();
@@ -1059,6 +1060,7 @@ fn join_waker_scope() -> scope::Scope<JoinWakerSubject> {
         post: vec![Cleanup],
         ordered_threads: true,
         contract: worker_once_handle_ends_with_its_drop,
+        real_time_orders: false,
         regimes: vec![
             regime("cell_empty", vec![], |j| {
                 !j.party.state.load().has_join_waker() && j.stored.is_none()
