@@ -20,7 +20,7 @@
 //!   `cost_of_async`): a hand-written poll loop (`sync_poll_loop`) against
 //!   the same server as async tasks on our runtime and on tokio's
 //!   current-thread runtime; the ratio to `sync_poll_loop` is the
-//!   async/sync ratio (seed 004: 16.9 us / 4.8 us = 3.5x).
+//!   async/sync ratio (seed 004's, quoted in BENCHMARKS.md, is the target).
 //!
 //! Target: <= 3.5 against sync_poll_loop on cost_of_async
 //! Target: <= 1.0 against tokio on spawn_many_local, spawn_many_remote_idle, yield_many, ping_pong, chained_spawn

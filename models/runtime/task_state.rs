@@ -787,7 +787,7 @@ fn task_state_scope(pair: (usize, usize)) -> scope::Scope<TaskStateSubject> {
 /// regimes of the word), complete under loom in both passes; every
 /// transition's history checked against `specs/task_state.rs`.
 ///
-/// Scope: task-state-worker-waker (the worker with one operation of 2, the waker's holder with one of 4, from 9 regimes; 72 scenarios)
+/// Scope: task-state-worker-waker (the worker with one operation of 2, the waker's holder with one of 4, from 9 regimes)
 ///
 /// Checks.
 #[test]
@@ -798,7 +798,7 @@ fn task_state_scope_worker_and_waker_complete() {
 /// As `task_state_scope_worker_and_waker_complete`, for the worker and
 /// the `JoinHandle`.
 ///
-/// Scope: task-state-worker-handle (the worker with one operation of 2, the handle with one of 3, from 9 regimes; 54 scenarios)
+/// Scope: task-state-worker-handle (the worker with one operation of 2, the handle with one of 3, from 9 regimes)
 ///
 /// Checks.
 #[test]
