@@ -14,7 +14,7 @@ failing with the file, the line and what to do instead:
    only a run produces:
 
    - a time: `s`, `secs`, `seconds`, `ms`, `us`, `ns`, `min`, `minutes`,
-     `hours`, or in words (`about a minute`, `under a second`);
+     `hours`, or in words (`about a minute`, `under two seconds`);
    - `executions`, `histories` or `scenarios`, up to two words after the
      quantity (`3 scenarios over`, `2.6 million executions`), or a scope's
      count (`456 after renaming`, `326 after symmetry`);
@@ -102,6 +102,7 @@ MEASURED = [
     ("a time", re.compile(rf"{QUANTITY}\s?(?:s|secs?|seconds?|ms|us|µs|ns|mins?|minutes?|hours?)\b")),
     ("a time", re.compile(r"\b(?:about|over|under|nearly|almost|within)\s+(?:a|an|half\s+an?)\s+"
                           r"(?:second|minute|hour)\b", re.I)),
+    ("a time", re.compile(rf"\b{WORD}\s+(?:seconds?|minutes?|hours?)\b", re.I)),
     ("a count of executions, histories or scenarios",
      re.compile(rf"{QUANTITY}\s+(?:{GAP}){{0,2}}?(?:executions?|histories|scenarios?)\b", re.I)),
     ("a scope's count", re.compile(rf"{QUANTITY}\s+after\s+(?:renaming|symmetry)\b")),

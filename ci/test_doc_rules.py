@@ -32,7 +32,7 @@ class MeasuredNumbers(unittest.TestCase):
 
     def test_a_measured_count_in_a_code_comment_fails(self):
         self.assert_fails("keyed.rs", "fn f() {\n    // Bound 3: 17,803 executions, under two\n"
-                                      "    // seconds.\n}\n")
+                                      "    // seconds.\n}\n", count=2)
 
     def test_a_measured_time_in_prose_fails(self):
         self.assert_fails("VERIFICATION.md", "Last run: 122 killed; 2,374 s, 1 at a time.\n",

@@ -858,7 +858,7 @@ fn dropping_every_handle_frees_everything() {
 // Memory accounting over safe code (the key table has no `unsafe`); the
 // channel's unsafe paths it drives run under Miri in the other keyed
 // tests, and at a size that passes the shrink-at-once size this one alone
-// took three minutes of Miri's time.
+// is too slow under Miri.
 #[cfg_attr(miri, ignore)]
 fn memory_follows_what_is_held_after_a_burst() {
     use crate::support::allocations::live_on_this_thread;

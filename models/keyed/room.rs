@@ -365,10 +365,12 @@ fn room_receive_races_a_sleeper_for_the_last_place() {
 /// long for a pull request (and taking the first room in the initial
 /// part instead makes the run larger). The whole
 /// channel's `keyed::async_senders_share_the_room` kills both at bound 0.
-/// Back in the main job because it is the room's only model that kills
-/// a sender deciding "full" without a second look at the senders' count
-/// (round 4 of the blind bugs), whose race needs two senders and the
-/// receiver at once, beyond scope room-2x1.
+/// Back in the main job because, at its own bound, it kills a sender
+/// deciding "full" without a second look at the senders' count
+/// (`keyed-room-full-without-a-second-look`, round 4 of the blind bugs in
+/// HISTORY.md), whose race needs two senders and the receiver at once,
+/// beyond scope room-2x1; no other main-job room model kills it (the
+/// whole channel's `keyed::*_senders_share_the_room` do).
 ///
 /// Checks: K-3, K-7.
 #[test]

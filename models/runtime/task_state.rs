@@ -706,8 +706,8 @@ fn task_state_complete_scenarios() {
 /// operations is one read-modify-write of the word, so every execution is
 /// already a sequential order of them (the harness requires a
 /// linearization that reorders calls, and none can). All three parties at
-/// once cost more than ten minutes on H4 for every scenario (three
-/// threads); the drawn scenarios of three parties are the nightly's
+/// once cost far too much for every scenario (three threads: HISTORY.md);
+/// the drawn scenarios of three parties are the nightly's
 /// (`task_state_generated_scenarios`), and the main job's drawn ones of
 /// two (`task_state_complete_scenarios`).
 fn task_state_scope(pair: (usize, usize)) -> scope::Scope<TaskStateSubject> {
