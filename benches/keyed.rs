@@ -27,12 +27,11 @@
 //!   and 32,000; against std's `HashSet` collecting the same keys (hashing
 //!   each once and dropping the repeats: the floor of a linear send). A
 //!   cost linear in the keys gives the same ratio at both sizes; before
-//!   sends deduplicated by hash (issue 48), one send of 32,000 keys took
-//!   367 ms.
+//!   sends deduplicated by hash, a send of many keys was far slower
+//!   (HISTORY.md has the measurement).
 //!
-//! The kv_mpsc design's own figures (8 cores): sync no-conflict 233.6 ms
-//! against std's 72.9 ms (3.2x), with conflict 570 ms; async no-conflict
-//! 142.6 ms against tokio's 50.7 ms (2.8x), with conflict 538 ms.
+//! The kv_mpsc design's own figures, for comparison, are quoted in
+//! BENCHMARKS.md.
 //!
 //! Run: `cargo bench --bench benches -- keyed/`; the ratios in
 //! BENCHMARKS.md come from `python3 ci/bench_ratios.py`.

@@ -14,7 +14,7 @@
 //!   100,000 pairs: a task that finishes and notifies from its `Drop`, and
 //!   a task that waits for it, on a multi-thread tokio runtime; with our
 //!   `Notify`, tokio's, and (the seed's comparison) our and tokio's
-//!   oneshot channel as the notifier. (The seed's tasks slept 5 s first;
+//!   oneshot channel as the notifier. (The seed's tasks slept first;
 //!   these finish at their first poll: there are no timers here.)
 //!
 //! Run: `cargo bench --bench benches -- notify/`; the ratios in

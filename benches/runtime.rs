@@ -20,7 +20,7 @@
 //!   `cost_of_async`): a hand-written poll loop (`sync_poll_loop`) against
 //!   the same server as async tasks on our runtime and on tokio's
 //!   current-thread runtime; the ratio to `sync_poll_loop` is the
-//!   async/sync ratio (seed 004: 16.9 us / 4.8 us = 3.5x).
+//!   async/sync ratio (seed 004's, quoted in BENCHMARKS.md, is the target).
 //!
 //! - `runtime/yield_latency`: on a runtime of one worker where a task
 //!   yields in a loop, doing a fixed chunk of work per poll, the time from

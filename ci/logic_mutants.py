@@ -162,7 +162,7 @@ def main():
     if args.cmd == "run":
         subprocess.run(["cargo", "install", "cargo-mutants", "--locked"], check=True)
         env = dict(os.environ, MODELSYNC_STRESS_ITERS=os.environ.get("MODELSYNC_STRESS_ITERS", "20"))
-        # Exit 2 means missed mutants, 3 timeouts only: both are tabulated below.
+        # Exit code 2 means missed mutants, 3 timeouts only: both are tabulated below.
         run = subprocess.run(["cargo", "mutants", "--timeout", str(args.timeout or 20),
                               "--output", str(OUT)] + args.extra, cwd=ROOT, env=env)
         if run.returncode not in (0, 2, 3):

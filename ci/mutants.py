@@ -60,6 +60,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -304,9 +305,9 @@ def run_one(mutant, slot, budget, scratch, tier):
     if bound_for(tier) == "as-declared":
         del env["LOOM_MAX_PREEMPTIONS"]
     # Incremental: a mutant changes one function, and a slot's target dir
-    # keeps the last mutant's build, so rustc redoes only what changed:
-    # 17 s a build in place of 62 (H4, keyed intake). Same program, so
-    # the same executions.
+    # keeps the last mutant's build, so rustc redoes only what changed: a
+    # fraction of a clean build (HISTORY.md). Same program, so the same
+    # executions.
     env["CARGO_INCREMENTAL"] = "1"
     start = time.time()
     try:
@@ -407,7 +408,6 @@ def cmd_run(args):
     scratch.mkdir(exist_ok=True)
     print(f"running {len(todo)} mutants, {args.jobs} at a time, budget {args.budget}s each, "
           f"loom bound {bound_for(tier)}, models of tier {'both' if tier == 'nightly' else 'pr'}", flush=True)
-    started = time.time()
     slots = list(range(args.jobs))
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = {}
@@ -427,22 +427,29 @@ def cmd_run(args):
                 else:
                     r["site"] = m["site"]
                 r["bound"] = bound_for(tier)
+                r["budget"] = args.budget
                 results["mutants"][m["id"]] = r
                 print(f"{r['result']:>9} {r['secs']:>6}s  {m['id']}  {' '.join(r['by'])}", flush=True)
-    if not args.only:  # a partial run is not a full run
-        results["last_run"] = {"bound": bound_for(tier), "seconds": round(time.time() - started),
-                               "jobs": args.jobs, "budget": args.budget}
+    # What a run was (its bound, its budget, its time) is recorded per bug,
+    # so that a partial run (--only) leaves a record whose sums still hold.
+    results.pop("last_run", None)
     # Forget mutants whose sites no longer exist.
     live = {m["id"] for m in mutants_of(sites) + seeded_bugs()}
     results["mutants"] = {k: v for k, v in sorted(results["mutants"].items()) if k in live}
     out_path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    # Every record a run feeds is rewritten with it: the report, the
+    # generated parts of VERIFICATION.md and, from a full run, the kill
+    # matrix.
+    all_results = load_json(RESULTS, {"mutants": {}})
+    write_report(all_results)
+    write_verification(all_results)
     if tier == "pr":
         problems = pr_tier_problems(results)
         print("\n".join(problems) if problems else
               f"the main job alone kills every bug some model kills ({len(results['mutants'])} run)")
         sys.exit(1 if problems else 0)
-    write_report(results)
-    write_verification(results)
+    import kill_matrix
+    kill_matrix.cmd_write([])
     problems = check(verbose=False)
     if problems:
         print("\n".join(problems))
@@ -459,62 +466,124 @@ def pr_tier_problems(pr):
             if r["result"] != "killed" and full.get(mid, {}).get("result") == "killed"]
 
 
-def last_run_line(run):
-    if not run:
-        return "Last full run: none recorded."
-    return (f"Last full run: preemption bound {run['bound']}, {run['seconds']} s in all, "
-            f"{run['jobs']} parallel job(s), {run['budget']} s budget per mutant.")
+def runs_line(mutants, what):
+    """What the runs recorded in `mutants` ({id: result}) were, from the
+    records themselves: how many bugs of each kind, at which settings,
+    killed, and their seconds summed (each bug's build and model runs)."""
+    runs = list(mutants.values())
+    if not runs:
+        return f"{what}: none recorded."
+    seeded = sum(1 for r in runs if r["seeded"])
+    killed = sum(1 for r in runs if r["result"] == "killed")
+    bounds = sorted({str(r.get("bound")) for r in runs})
+    budgets = sorted({r["budget"] for r in runs if "budget" in r})
+    secs = sorted(r["secs"] for r in runs)
+    setting = f"preemption bound `{bounds[0]}`" if len(bounds) == 1 else \
+        "preemption bounds " + ", ".join(f"`{b}`" for b in bounds)
+    if budgets:
+        setting += f", a budget of {' or '.join(str(b) for b in budgets)} s a bug"
+    return (f"{what}: {len(runs)} bugs ({len(runs) - seeded} ordering mutants, {seeded} seeded "
+            f"bugs), at {setting}; {killed} killed. Their runs took {sum(secs):,.0f} s summed, "
+            f"{secs[len(secs) // 2]:.0f} s the median bug.")
 
 
-def write_report(results):
+def pr_tier_line(pr):
+    """VERIFICATION.md's line on the main job's mutation run."""
+    return runs_line(pr["mutants"], "The main job's models alone, each at its own setting, "
+                                    "to the first that fails")
+
+
+def wrapped(text, indent=""):
+    """A paragraph of generated Markdown, wrapped so that no line is long."""
+    return textwrap.fill(text, width=100, initial_indent=indent, subsequent_indent=indent,
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def killer_name(by):
+    """A `by` entry as a reader reads it: the model, and whether the mutant
+    took its process down."""
+    name = by.replace(" (process died)", "")
+    return f"`{name}`" + (" (the process died)" if "process died" in by else "")
+
+
+def report_text(results, pr_tier):
     triage = load_json(TRIAGE, {})
-    rows, per_prim = [], {}
-    for mid, r in sorted(results["mutants"].items(), key=lambda kv: (kv[1]["seeded"], kv[0])):
-        t = triage.get(mid)
-        st = per_prim.setdefault(r["primitive"], {"total": 0, "killed": 0, "c": 0, "seeded": 0,
-                                                  "seeded_killed": 0})
-        if r["seeded"]:
-            st["seeded"] += 1
-            st["seeded_killed"] += r["result"] == "killed"
-        else:
-            st["total"] += 1
-            st["killed"] += r["result"] == "killed"
-            st["c"] += r["result"] != "killed" and t is not None and t["class"] == "c"
-        what = r.get("title", "") if r["seeded"] else f"`{r['from']}` -> `{r['to']}`"
-        where = r.get("patch", "") if r["seeded"] else f"{r['file']}:{r['line']}"
-        by = ", ".join(f"`{b}`" for b in r["by"])
-        note = f"({t['class']}) {t['why']}" if t else ""
-        rows.append(f"| `{mid}` | {where} | {what} | **{r['result']}** | {by} | {note} |")
+    stats = per_primitive(results)
     lines = [
         "# Mutation report",
         "",
-        "Generated by `ci/mutants.py run` (do not edit by hand; triage goes in",
-        "`mutants/triage.json`). Each ordering mutant weakens one atomic ordering",
-        "in `src/` by one step; each seeded bug (`mutants/seeded/*.patch`) re-creates",
-        "a real bug, with its upstream source in the patch's `Upstream:` header and",
-        "in VERIFICATION.md's table of historical bugs. Each is built under",
-        "`--cfg loom` (release, with overflow checks and debug assertions) and run",
-        "against its primitive's models (`cargo test --test models -- <primitive>::`)",
-        f"at preemption bound {results.get('last_run', {}).get('bound', BOUND)}.",
+        wrapped("Generated by `ci/mutants.py` from `mutants/results.json` and "
+                "`mutants/pr-tier.json` (do not edit by hand; triage goes in "
+                "`mutants/triage.json`, and `ci/mutants.py check` fails when this file is not "
+                "what the records give). Each ordering mutant weakens one atomic ordering in "
+                "`src/` by one step; each seeded bug (`mutants/seeded/*.patch`) re-creates a real "
+                "bug, its source in the patch's `Upstream:` header. Each is built under "
+                "`--cfg loom` (release, with overflow checks and debug assertions) and run against "
+                "every model of its primitive, both tiers (`MODELSYNC_TIER=nightly cargo test "
+                "--test models -- <primitive>::`); then every bug some model kills against the "
+                "main job's models alone (`ci/mutants.py run --tier pr`)."),
         "",
-        last_run_line(results.get("last_run", {})),
+        runs_line(results["mutants"], "Every model of both tiers"),
+        "",
+        pr_tier_line(pr_tier),
         "",
         "## Kill rate",
         "",
-        "| primitive | ordering mutants | killed | equivalent (c) | kill rate excluding (c) | seeded bugs killed |",
+        "| primitive | ordering mutants | killed | equivalent (c) | kill rate excluding (c) "
+        "| seeded bugs killed |",
         "|---|---|---|---|---|---|",
     ]
-    for prim, st in sorted(per_prim.items()):
+    for prim, st in sorted(stats.items()):
         denom = st["total"] - st["c"]
         rate = f"{100 * st['killed'] / denom:.0f}%" if denom else "n/a"
         lines.append(f"| {prim} | {st['total']} | {st['killed']} | {st['c']} | {rate} | "
                      f"{st['seeded_killed']} / {st['seeded']} |")
-    lines += ["", "Logic mutants (cargo-mutants, not orderings) are reported in",
-              "[`LOGIC.md`](LOGIC.md)."]
-    lines += ["", "## Mutants", "",
-              "| mutant | where | change | result | killed by | triage |",
-              "|---|---|---|---|---|---|"] + rows + [""]
-    REPORT.write_text("\n".join(lines))
+    lines += ["", "Logic mutants (cargo-mutants, not orderings) are reported in "
+                  "[`LOGIC.md`](LOGIC.md).",
+              "", "## Mutants", "",
+              "Every model that kills each bug is listed below the table.", "",
+              "| mutant | where | change | result | models that kill it | first killer of the "
+              "main job |",
+              "|---|---|---|---|---|---|"]
+    ordered = sorted(results["mutants"].items(), key=lambda kv: (kv[1]["seeded"], kv[0]))
+    for mid, r in ordered:
+        if r["seeded"]:
+            where, what = "-", f"[patch]({Path(r['patch']).relative_to('mutants').as_posix()})"
+        else:
+            where, what = f"{r['file']}:{r['line']}", f"`{r['from']}` -> `{r['to']}`"
+        pr = pr_tier["mutants"].get(mid, {})
+        first = killer_name(pr["by"][0]) if pr.get("by") else "-"
+        lines.append(f"| `{mid}` | {where} | {what} | **{r['result']}** | {len(r['by'])} | "
+                     f"{first} |")
+    lines += ["", "## The models that kill each bug", ""]
+    for mid, r in ordered:
+        if r["by"]:
+            lines.append(f"- `{mid}`:")
+            lines += [f"  - {killer_name(b)}" for b in r["by"]]
+    lines += ["", "## Triage of survivors", ""]
+    for mid, r in ordered:
+        t = triage.get(mid)
+        if t:
+            lines += [f"- `{mid}` ({r['result']}), class ({t['class']}):", "",
+                      wrapped(t["why"], "  "), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def refresh_from_patches():
+    """Copies each seeded bug's title, patch and primitive from its patch's
+    header into the records (they are the tree's, not a run's)."""
+    patches = {b["id"]: b for b in seeded_bugs()}
+    for path in (RESULTS, PR_TIER):
+        data = load_json(path, {"mutants": {}})
+        for mid, r in data["mutants"].items():
+            if mid in patches:
+                b = patches[mid]
+                r["title"], r["patch"], r["primitive"] = b["title"], b["patch"], b["primitive"]
+        path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def write_report(results):
+    REPORT.write_text(report_text(results, load_json(PR_TIER, {"mutants": {}})))
 
 
 def per_primitive(results):
@@ -535,8 +604,7 @@ def per_primitive(results):
 
 
 def mutation_summary(results):
-    run = results.get("last_run", {})
-    lines = [last_run_line(run), "",
+    lines = [runs_line(results["mutants"], "Recorded runs, every model of both tiers"), "",
              "| primitive | ordering mutants | killed | equivalent under loom's limits (c) "
              "| seeded bugs killed |",
              "|---|---|---|---|---|"]
@@ -551,18 +619,30 @@ def mutation_summary(results):
     return "\n".join(lines)
 
 
+def upstream_short(upstream):
+    """The upstream source's first clause, for a table cell: the patch's
+    header, which the table links, has the rest."""
+    first = re.split(r" \(|; |: |, ", upstream, maxsplit=1)[0]
+    return first if len(first) <= 60 else "see the patch"
+
+
 def historical_bugs(results):
-    lines = ["| seeded bug | primitive | upstream source | killed by (loom) |",
-             "|---|---|---|---|"]
+    pr_tier = load_json(PR_TIER, {"mutants": {}})["mutants"]
+    lines = ["| seeded bug | primitive | upstream | first killer of the main job "
+             "| models that kill it |",
+             "|---|---|---|---|---|"]
+    links = []
     for b in seeded_bugs():
+        name = Path(b["patch"]).stem
         r = results["mutants"].get(b["id"], {})
-        by = ", ".join(f"`{t.replace(' (process died)', '')}`" + (" (the process died)" if "process died" in t else "")
-                       for t in r.get("by", [])) or "**not run**"
-        if r and r["result"] != "killed":
-            by = f"**{r['result']}**"
-        lines.append(f"| [`{Path(b['patch']).name}`]({b['patch']}): {b['title']} | "
-                     f"{b['primitive']} | {b['upstream']} | {by} |")
-    return "\n".join(lines)
+        killers = f"{len(r['by'])}" if r.get("result") == "killed" else \
+            f"**{r.get('result', 'not run')}**"
+        pr = pr_tier.get(b["id"], {})
+        first = killer_name(pr["by"][0]) if pr.get("by") else "**none**"
+        lines.append(f"| [{name}] | {b['primitive']} | {upstream_short(b['upstream'])} | "
+                     f"{first} | {killers} |")
+        links.append(f"[{name}]: {b['patch']}")
+    return "\n".join(lines + [""] + links)
 
 
 GENERATED = {
@@ -582,6 +662,54 @@ def write_verification(results):
     VERIFICATION.write_text(verification_with_generated_parts(results, VERIFICATION.read_text()))
     # The summary at the top counts these results.
     subprocess.run([sys.executable, str(ROOT / "ci" / "summary.py")], check=True)
+
+
+def record_problems(results, pr_tier):
+    """Where the mutation records disagree with each other or with the
+    tree: results.json (every model, both tiers), pr-tier.json (the main
+    job alone) and the seeded patches. The kill matrix is
+    ci/kill_matrix.py's to check against results.json."""
+    import kill_matrix
+    problems = []
+    tiers = kill_matrix.model_tiers()
+    patches = {b["id"]: b for b in seeded_bugs()}
+    # One run's setting: a partial run at another bound leaves a record
+    # whose kills were not all judged the same way.
+    bounds = {str(r.get("bound")) for r in results.values()}
+    if len(bounds) > 1:
+        problems.append(f"{RESULTS.name} mixes preemption bounds {sorted(bounds)}: rerun the "
+                        "odd ones at the others' bound")
+    for mid, r in sorted(results.items()):
+        if r["seeded"] and mid in patches:
+            b = patches[mid]
+            if (r.get("title"), r.get("patch"), r["primitive"]) != \
+                    (b["title"], b["patch"], b["primitive"]):
+                problems.append(f"{RESULTS.name}: {mid}'s title, patch or primitive is not its "
+                                f"patch's header: run `python3 ci/mutants.py report`")
+    killed = {mid for mid, r in results.items() if r["result"] == "killed"}
+    for mid in sorted(killed - set(pr_tier)):
+        problems.append(f"{PR_TIER.name} has no run of {mid}, which some model kills: run "
+                        f"`python3 ci/mutants.py run --tier pr --only '{mid}'`")
+    for mid, r in sorted(pr_tier.items()):
+        if mid not in killed:
+            problems.append(f"{PR_TIER.name} lists {mid}, which {RESULTS.name} does not record "
+                            "as killed by some model")
+        elif r["result"] != "killed":
+            problems.append(f"{mid}: killed by {', '.join(results[mid]['by'])}, but not by the "
+                            f"main job ({r['result']})")
+        else:
+            for model in r["by"]:
+                name = model.replace(" (process died)", "")
+                if tiers.get(name) != "pr":
+                    problems.append(f"{PR_TIER.name}: {mid} is recorded as killed by {name}, "
+                                    "which is not a main-job model")
+        if mid in results and (r["primitive"], r["seeded"]) != \
+                (results[mid]["primitive"], results[mid]["seeded"]):
+            problems.append(f"{PR_TIER.name} and {RESULTS.name} disagree on {mid}'s primitive")
+    pr_bounds = {str(r.get("bound")) for r in pr_tier.values()}
+    if len(pr_bounds) > 1:
+        problems.append(f"{PR_TIER.name} mixes settings {sorted(pr_bounds)}")
+    return problems
 
 
 def check(verbose=True):
@@ -611,10 +739,16 @@ def check(verbose=True):
                             capture_output=True, text=True)
         if ok.returncode != 0:
             problems.append(f"seeded bug {b['patch']} no longer applies: {ok.stderr.strip()}")
+    problems += record_problems(results, load_json(PR_TIER, {"mutants": {}})["mutants"])
+    all_results = load_json(RESULTS, {"mutants": {}})
     text = VERIFICATION.read_text()
-    if verification_with_generated_parts(load_json(RESULTS, {"mutants": {}}), text) != text:
+    if verification_with_generated_parts(all_results, text) != text:
         problems.append("VERIFICATION.md's mutation summary or historical bugs table is stale: "
                         "run `python3 ci/mutants.py report`")
+    if not REPORT.exists() or REPORT.read_text() != report_text(all_results,
+                                                                load_json(PR_TIER, {"mutants": {}})):
+        problems.append(f"{REPORT.relative_to(ROOT)} is not what the records give: run "
+                        "`python3 ci/mutants.py report`")
     if verbose:
         print(f"{len(expected)} mutants ({len(seeded_bugs())} seeded), "
               f"{len(problems)} problems")
@@ -639,6 +773,7 @@ def main():
     elif args.cmd == "run":
         cmd_run(args)
     elif args.cmd == "report":
+        refresh_from_patches()
         results = load_json(RESULTS, {"mutants": {}})
         write_report(results)
         write_verification(results)

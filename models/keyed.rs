@@ -243,8 +243,8 @@ fn release_races_blocked_recv<F: Flavour>(model: Model) {
 /// Checks: K-1, K-3, K-9.
 #[test]
 fn sync_release_races_blocked_recv() {
-    // Complete again since messages travel in slots (2,020 executions;
-    // it ran over a minute with the Treiber-stack intake).
+    // Complete: since messages travel in slots its complete run fits a
+    // pull request again (with the Treiber-stack intake it did not).
     release_races_blocked_recv::<Blocking>(model!());
 }
 
@@ -517,9 +517,9 @@ fn senders_race_on_a_shared_key<F: Flavour>(model: Model) {
 /// Checks: K-1, K-2, K-4.
 #[test]
 fn sync_senders_race_on_a_shared_key() {
-    // Bound 2 in pull requests (39,225 executions, 3 s on H2, 2026-11-27).
-    // It ran at bound 1 until then (bound 2 took 504,721 executions): the
-    // senders now hand their handles back to be dropped after the race,
+    // Bound 2: its complete run is too long for a pull request. It ran at
+    // bound 1 until 2026-11-27 (bound 2 was too long then): the senders now
+    // hand their handles back to be dropped after the race,
     // and the receiver looks for a second live message once, not after
     // each receive. Every atomic step of a lock-free send is a scheduling
     // point, where a lock was one.
@@ -529,9 +529,9 @@ fn sync_senders_race_on_a_shared_key() {
 /// Checks: K-1, K-2, K-4.
 #[test]
 fn async_senders_race_on_a_shared_key() {
-    // Bound 2 in pull requests (309,231 executions, 25 s on H2,
-    // 2026-11-27; bound 1 until then, when bound 2 did not finish within
-    // 60 s: see the sync flavour).
+    // The nightly tier, at bound 2: the sync flavour keeps this race in
+    // the main job, and this flavour's run at bound 2 costs a pull request
+    // too much (both runs: verification/keyed.md).
     senders_race_on_a_shared_key::<Async>(model!().nightly().preemption_bound(2));
 }
 
@@ -659,15 +659,15 @@ fn promotion_races_a_new_message<F: Flavour>(model: Model) {
 /// Checks: K-1, K-2.
 #[test]
 fn sync_promotion_races_a_new_message() {
-    // Bound 2 in pull requests: its complete run (0.8 s with the locked
-    // design) runs over 2 minutes since sends and receives became lock-free.
+    // Bound 2: its complete run, short with the locked design, is too long
+    // for a pull request since sends and receives became lock-free.
     promotion_races_a_new_message::<Blocking>(model!().preemption_bound(2));
 }
 
 /// Checks: K-1, K-2.
 #[test]
 fn async_promotion_races_a_new_message() {
-    // Bound 2 in pull requests: bound 3 runs over 6 minutes.
+    // Bound 2: bound 3 is too long for a pull request.
     promotion_races_a_new_message::<Async>(model!().preemption_bound(2));
 }
 
@@ -714,15 +714,16 @@ fn receiver_dropped_while_senders_block<F: Flavour>(model: Model) {
 /// Checks: K-4, K-7.
 #[test]
 fn sync_receiver_dropped_while_senders_block() {
-    // Bound 2 in pull requests: its complete run takes about 40 s
-    // (787,927 executions; the model table has it).
+    // Bound 2: its complete run is too long for a pull request (whether
+    // the nightly's run with no bound finishes: verification/keyed.md).
     receiver_dropped_while_senders_block::<Blocking>(model!().preemption_bound(2));
 }
 
 /// Checks: K-4, K-7.
 #[test]
 fn async_receiver_dropped_while_senders_block() {
-    // Bound 3 in pull requests: the complete run takes over 90 s.
+    // The nightly tier, at bound 3: its complete run is too long for a
+    // pull request, and the sync flavour keeps the race in the main job.
     receiver_dropped_while_senders_block::<Async>(model!().nightly().preemption_bound(3));
 }
 
@@ -782,16 +783,16 @@ fn capacity_freed_by_a_concurrent_receive<F: Flavour>(model: Model) {
 /// Checks: K-4, K-7, K-9.
 #[test]
 fn sync_capacity_freed_by_a_concurrent_receive() {
-    // Complete: 170,903 executions in about 6 s since a message holds no
-    // `Arc` of the channel (787,927 and 40 s before, when pull requests
-    // ran it at bound 2).
+    // The nightly tier, complete: since a message holds no `Arc` of the
+    // channel its complete run is short (before, pull requests ran it at
+    // bound 2), and the async flavour keeps the race in the main job.
     capacity_freed_by_a_concurrent_receive::<Blocking>(model!().nightly());
 }
 
 /// Checks: K-4, K-7, K-9.
 #[test]
 fn async_capacity_freed_by_a_concurrent_receive() {
-    // Bound 2 in pull requests: bound 3 takes about a minute.
+    // Bound 2: bound 3 is too long for a pull request.
     capacity_freed_by_a_concurrent_receive::<Async>(model!().preemption_bound(2));
 }
 
@@ -858,8 +859,7 @@ fn senders_share_the_room<F: Flavour>(model: Model) {
 /// Checks: K-4, K-7.
 #[test]
 fn sync_senders_share_the_room() {
-    // Bound 3 in pull requests (23,925 executions, 2 s on H2, 2026-11-27;
-    // bound 4 takes 175,779 and 13 s). Under loom a stale view cannot
+    // Bound 3: bound 4 is too long for a pull request. Under loom a stale view cannot
     // outlive the yield a sync sender makes before it sleeps (loom returns
     // no value seen before a yield again), so it is the async flavour,
     // which does not yield there, that shows a sleeper deciding on a stale
@@ -870,10 +870,8 @@ fn sync_senders_share_the_room() {
 /// Checks: K-4, K-7.
 #[test]
 fn async_senders_share_the_room() {
-    // Bound 2 in pull requests: 39,004 executions, 3 s on H2 (2026-11-27);
-    // bound 3 takes 1,124,660 and 91 s, the nightly's. It ran at bound 1
-    // (30,912 executions; bound 2 was 1,831,064 and 157 s) until the first
-    // message was sent before the race: the first sender's one send is the
+    // Bound 2: bound 3 is too long for a pull request. It ran at bound 1
+    // (bound 2 was too long then) until the first message was sent before the race: the first sender's one send is the
     // second take the other's view may be older than, as before. Both
     // orderings' mutants it killed (`free`'s Release, `try_take`'s Acquire)
     // are still killed at bound 2. The room's own model of that view,
@@ -933,15 +931,15 @@ fn blocks_reused_while_sending<F: Flavour>(model: Model) {
 /// Checks: K-4.
 #[test]
 fn sync_blocks_reused_while_sending() {
-    // Bound 3: 17,803 executions, under two seconds; bound 4 takes 84,585
-    // (5 s). The mutation runs' bound 2 (2,223) reaches the reuse too.
+    // Bound 3: bound 4 is too long for a pull request. The mutation runs'
+    // bound 2 reaches the reuse too.
     blocks_reused_while_sending::<Blocking>(model!().preemption_bound(3));
 }
 
 /// Checks: K-4.
 #[test]
 fn async_blocks_reused_while_sending() {
-    // Bound 3: 52,687 executions, 3.4 s; bound 4 takes 266,216 (17 s).
+    // Bound 3: bound 4 is too long for a pull request.
     blocks_reused_while_sending::<Async>(model!().preemption_bound(3));
 }
 
@@ -1149,8 +1147,8 @@ fn send_racing_the_receivers_drop<F: Flavour>(model: Model) {
 /// Checks: K-4.
 #[test]
 fn sync_send_racing_the_receivers_drop() {
-    // Complete again since messages travel in slots (464 executions; it
-    // ran over a minute with the Treiber-stack intake).
+    // Complete: since messages travel in slots its complete run fits a
+    // pull request again (with the Treiber-stack intake it did not).
     send_racing_the_receivers_drop::<Blocking>(model!());
 }
 
@@ -1420,11 +1418,11 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
     const NAME: &'static str = F::NAME;
     const RUST_TYPE: &'static str = F::RUST_TYPE;
     /// 24: the channel makes most of the real-time promises (order between
-    /// sends, `Full`, `Empty`). Measured on H2 (2026-11-27), first passes:
-    /// sync 10.5 s for 8, 20.7 s for 24; async 9.3 s and 27.4 s (the
-    /// real-time passes a few seconds more). Both run in the nightly since
-    /// the whole channel's scope (`async_scope_complete`) is the main
-    /// job's complete run of the channel (2026-11-28).
+    /// sends, `Full`, `Empty`), so it draws more than the other subjects;
+    /// HISTORY.md (2026-11-27) has what 8 and 24 cost. Both flavours run
+    /// in the nightly since the whole channel's scope
+    /// (`async_scope_complete`) is the main job's complete run of the
+    /// channel (2026-11-28).
     const LOOM_SCENARIOS: u64 = 24;
 
     fn items(scenario: &Scenario<KeyedOp>) -> usize {
@@ -1975,7 +1973,7 @@ fn keyed_regimes<F: ScenarioFlavour>() -> Vec<scope::Regime<KeyedSubject<F>>> {
 /// or with its reason in the history), a given-up receive or send by its
 /// give-up check (a lost wake-up), every item delivered or dropped once.
 ///
-/// Scope: keyed-async-2x1 (the receiver's thread with one operation of 4, a worker with one of 9, from 13 regimes; 468 scenarios, 456 after renaming)
+/// Scope: keyed-async-2x1 (the receiver's thread with one operation of 4, a worker with one of 9, from 13 regimes; scenarios that differ only in their keys' and items' names counted once)
 ///
 /// Checks: K-1, K-2, K-3, K-4, K-7, K-11.
 #[test]
@@ -2110,7 +2108,7 @@ fn sync_calls_complete(prefix: &[KeyedOp], threads: &[Vec<KeyedOp>]) -> bool {
 /// `specs/keyed.rs`, a lost wake-up a deadlock, every item delivered or
 /// dropped once.
 ///
-/// Scope: keyed-sync-2x1 (the receiver's thread with one operation of 3, a worker with one of 8, from 10 regimes, blocking calls that can all return; 211 scenarios, 205 after renaming)
+/// Scope: keyed-sync-2x1 (the receiver's thread with one operation of 3, a worker with one of 8, from 10 regimes, blocking calls that can all return; scenarios that differ only in their keys' and items' names counted once)
 ///
 /// Checks: K-1, K-2, K-3, K-4, K-7, K-11.
 #[test]
@@ -2204,8 +2202,9 @@ fn sync_try_recv_finds_its_own_send() {
 /// 3's message) and the second `try_recv` answered `Empty` (not seeing
 /// it): no order of the six operations explains both. `try_recv` now
 /// waits for every message whose send took room (`Inbox::next_ready`).
-/// Bound 1 fails the old code. Bound 2 in pull requests (33,121
-/// executions, 3 s on H2, 2026-11-27). Until then it was capped at 1,
+/// Bound 1 fails the old code. Bound 2 since 2026-11-27 (in the nightly
+/// tier now: the kill matrix names main-job killers of what it kills);
+/// until then it was capped at 1,
 /// because at bound 2 loom's exploration did not end while the receiver
 /// waited by yielding: its wait and a sender's wait at a block's "next
 /// block" marker could yield to each other forever while the sender

@@ -1558,7 +1558,7 @@ fn notify_scope() -> scope::Scope<NotifySubject> {
 /// chosen waiter), complete under loom in both passes; every history
 /// checked against `specs/notify.rs`.
 ///
-/// Scope: notify-2x1 (two threads, one operation each of 8, from 12 regimes; 768 scenarios)
+/// Scope: notify-2x1 (two threads, one operation each of 8, from 12 regimes)
 ///
 /// Checks: N-1, N-2, N-3, N-4, N-5.
 #[test]

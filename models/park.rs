@@ -327,7 +327,7 @@ fn complete_scenarios() {
     );
 }
 
-/// Found by `park::generated_scenarios` (200 scenarios, shrunk by
+/// Found by `park::generated_scenarios` (shrunk by
 /// proptest) against the seeded bug `park-permit-found-under-the-lock-kept`,
 /// kept as a model: the owner parks and then asks for the permit while
 /// another thread unparks once. When the unpark lands between `park`'s
@@ -409,7 +409,7 @@ fn park_scope() -> scope::Scope<ParkSubject> {
 /// three regimes of the state word), complete under loom in both passes;
 /// every history checked against `specs/park.rs`.
 ///
-/// Scope: park-2x2 (the owner with one or two operations of 4, at most one a park, and a thread unparking once or twice, from 3 regimes; 96 scenarios)
+/// Scope: park-2x2 (the owner with one or two operations of 4, at most one a park, and a thread unparking once or twice, from 3 regimes)
 ///
 /// Checks: P-1, P-2, P-3.
 #[test]

@@ -487,7 +487,8 @@ fn steal_races_pop_of_last_item() {
 /// indices start two steps before `u32::MAX`, so the items the thief may
 /// take sit on both sides of the wrap, and the owner's pushes cross it.
 /// (With the owner's overflow in the same model its complete run did not
-/// finish in 600 s; `overflow_across_u32_max` is the other half.)
+/// finish within the nightly's budget; `overflow_across_u32_max` is the
+/// other half.)
 ///
 /// Checks.
 #[test]
@@ -642,8 +643,9 @@ fn steal_into_queue_being_stolen() {
 /// Checks.
 #[test]
 fn stealer_stalls_while_owner_cycles() {
-    // Its complete run does not finish in 600 s (VERIFICATION.md);
-    // `stealer_stalls_across_two_ring_cycles` is the complete one.
+    // Bound 3: its complete run does not finish within the nightly's
+    // budget (verification/queue.md); `stealer_stalls_across_two_ring_cycles`
+    // is the complete one.
     stalled_stealer_scenario(model!().preemption_bound(3), CAP, 8);
 }
 
@@ -1077,7 +1079,7 @@ fn complete_scenarios() {
 }
 
 // ---------------------------------------------------------------------
-// Every scenario of a scope (issue 49).
+// Every scenario of a scope (`models/harness/scope.rs`).
 
 /// The scope's queues: two rings of capacity 4 whose counters start two
 /// steps below the `u32` wrap, so that every regime but the empty one
@@ -1224,7 +1226,7 @@ fn queue_scope(lengths: (usize, usize)) -> scope::Scope<ScopeQueues> {
 /// once and dropped once. Unlike the generated scenarios (capacity 2), a
 /// concurrent steal here takes two items.
 ///
-/// Scope: queue-2x1 (two owners, one operation each of 5, from 7 regimes, capacity 4 across the u32 wrap; 175 scenarios)
+/// Scope: queue-2x1 (two owners, one operation each of 5, from 7 regimes, capacity 4 across the u32 wrap)
 ///
 /// Checks.
 #[test]
@@ -1233,9 +1235,9 @@ fn scope_complete() {
 }
 
 /// The nightly's scope of the queue from regime `empty_at_the_wrap`: as
-/// `scope_complete`, two operations per thread (900 scenarios). The
-/// nightly's scope is one model per regime: 6,300 scenarios in all, about
-/// 18 minutes of loom on H4, too long for one model's nightly budget.
+/// `scope_complete`, one or two operations per thread. The nightly's
+/// scope is one model per regime: the whole of it is too long for one
+/// model's nightly budget (each shard's run: verification/queue.md).
 ///
 /// Scope: queue-2x2 from empty_at_the_wrap (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
 ///
@@ -1248,7 +1250,7 @@ fn scope_two_ops_from_empty_at_the_wrap() {
     );
 }
 
-/// The nightly's queue-2x2 shard from regime `one_item` (900 scenarios),
+/// The nightly's queue-2x2 shard from regime `one_item`,
 /// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from one_item (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
@@ -1262,7 +1264,7 @@ fn scope_two_ops_from_one_item() {
     );
 }
 
-/// The nightly's queue-2x2 shard from regime `three_items_across_the_wrap` (900 scenarios),
+/// The nightly's queue-2x2 shard from regime `three_items_across_the_wrap`,
 /// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from three_items_across_the_wrap (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
@@ -1276,7 +1278,7 @@ fn scope_two_ops_from_three_items_across_the_wrap() {
     );
 }
 
-/// The nightly's queue-2x2 shard from regime `full` (900 scenarios),
+/// The nightly's queue-2x2 shard from regime `full`,
 /// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from full (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
@@ -1290,7 +1292,7 @@ fn scope_two_ops_from_full() {
     );
 }
 
-/// The nightly's queue-2x2 shard from regime `owner_view_of_head_stale` (900 scenarios),
+/// The nightly's queue-2x2 shard from regime `owner_view_of_head_stale`,
 /// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from owner_view_of_head_stale (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
@@ -1304,7 +1306,7 @@ fn scope_two_ops_from_owner_view_of_head_stale() {
     );
 }
 
-/// The nightly's queue-2x2 shard from regime `turned_over` (900 scenarios),
+/// The nightly's queue-2x2 shard from regime `turned_over`,
 /// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from turned_over (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)
@@ -1318,7 +1320,7 @@ fn scope_two_ops_from_turned_over() {
     );
 }
 
-/// The nightly's queue-2x2 shard from regime `both_rings_hold_items` (900 scenarios),
+/// The nightly's queue-2x2 shard from regime `both_rings_hold_items`,
 /// as `scope_two_ops_from_empty_at_the_wrap`.
 ///
 /// Scope: queue-2x2 from both_rings_hold_items (two owners, one or two operations each of 5, capacity 4 across the u32 wrap)

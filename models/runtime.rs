@@ -196,9 +196,9 @@ fn tracked_task(
 /// exactly once either way, before `drop` returns; the handle says which.
 /// Loom's leak check sees a task (and so the runtime's shared state) that
 /// a wake left in the inject queue after shutdown's last drain. Bound 2 in
-/// the main job (8,350 executions, under a second): a blind bug that reads
-/// the shutdown flag before its push, not after, is killed at bound 1 and
-/// passed every other model.
+/// the main job: a blind bug that reads the shutdown flag before its push,
+/// not after, is killed at bound 1, and no other main-job model kills it
+/// (`runtime-wake-checks-shutdown-before-the-push`).
 ///
 /// Checks.
 #[test]
@@ -380,8 +380,8 @@ impl PollWatch {
 /// the handle says which, and the item is dropped exactly once. The
 /// history (spawn, abort, join) is checked against `specs/runtime.rs`.
 /// (An `is_finished` before the abort answers true in no execution within
-/// bound 2; a yield before it that lets the task finish first took the
-/// run from 22,709 executions to 1,681,574, 232 s: that promise is the
+/// bound 2; a yield before it that lets the task finish first made the
+/// run too long for a pull request (HISTORY.md): that promise is the
 /// property test `runtime::handles_match_the_specification`'s, on real
 /// threads.)
 ///
@@ -393,8 +393,8 @@ fn abort_racing_wake_of_a_real_task() {
     let kept = Reach::new("abort_during_the_last_poll_kept_the_output");
     let done = Reach::new("task_completed_before_abort");
     let reaches = [between.clone(), during.clone(), kept.clone(), done.clone()];
-    // Bound 2 in pull requests (22,709 executions, about 1 s; bound 3:
-    // 465,440, 25 s); the complete run does not finish in minutes.
+    // Bound 2: bound 3 is too long for a pull request, and the complete
+    // run does not finish within the nightly's budget.
     model!()
         .reach(&between)
         .reach(&during)
@@ -483,8 +483,7 @@ fn waker_outlives_its_task() {
     let during = Reach::new("wake_while_the_poll_ran");
     let last = Reach::new("waker_freed_the_task_after_the_runtime_was_dropped");
     let reaches = [during.clone(), last.clone()];
-    // Bound 2 in pull requests (49,548 executions, about 3 s; bound 3:
-    // 495,144, 26 s).
+    // The nightly tier, at bound 2: bound 3 is too long for it.
     model!()
         .nightly()
         .reach(&during)
@@ -629,9 +628,8 @@ struct ModelPanic(u8);
 /// Checks.
 #[test]
 fn panic_in_a_task_racing_its_join() {
-    // Bound 2 in pull requests (43,866 executions, about 3 s); bound 3:
-    // 370,603 executions, 24 s. The complete run does not finish in ten
-    // minutes.
+    // The nightly tier, at bound 2: bound 3 is too long for it, and the
+    // complete run does not finish within its budget.
     let waited = Reach::new("handle_waited_for_the_panic");
     let at_once = Reach::new("handle_found_the_panic_stored");
     let (r_waited, r_at_once) = (waited.clone(), at_once.clone());
@@ -702,8 +700,7 @@ impl Drop for PanicOnDrop {
 /// Checks.
 #[test]
 fn panic_in_the_drop_of_an_aborted_future() {
-    // Bound 2 in pull requests (82,549 executions, about 5 s); bound 3:
-    // 867,358 executions, 54 s.
+    // The nightly tier, at bound 2: bound 3 is too long for it.
     let unpolled = Reach::new("aborted_before_the_first_poll");
     let polled = Reach::new("aborted_after_a_pending_poll");
     let (r_unpolled, r_polled) = (unpolled.clone(), polled.clone());
@@ -749,8 +746,8 @@ fn panic_in_the_drop_of_an_aborted_future() {
 /// Checks.
 #[test]
 fn join_handle_repolled_with_another_waker() {
-    // Bound 4 in pull requests (35,720 executions, about 1 s); unbounded,
-    // bound 7 is the highest that finishes within a minute.
+    // Bound 4: higher bounds are too long for a pull request (the nightly
+    // runs it with no bound, falling back to the highest that finishes).
     let replaced = Reach::new("second_poll_replaced_the_waker");
     let r_replaced = replaced.clone();
     model!()
@@ -874,10 +871,8 @@ fn block_on_completes_under_load() {
 fn lifo_slot_given_up() {
     let ran = Reach::new("third_task_ran_while_pair_woke_each_other");
     let r_ran = ran.clone();
-    // Bound 3 in pull requests: 24,447 executions, 2 s on H2 (2026-11-27);
-    // bound 4 takes 171,571 and 11 s. It ran at bound 1 (135,084
-    // executions; bound 2 was 2,844,174 and 153 s) while the main thread
-    // spawned, waited twice and woke the pair itself; now one task does
+    // Bound 3: bound 4 is too long for a pull request. It ran at bound 1
+    // (bound 2 was too long then) while the main thread spawned, waited twice and woke the pair itself; now one task does
     // all that and the main thread only waits for it.
     model!().reach(&ran).preemption_bound(3).check(move || {
         let rt = runtime(1);
@@ -937,9 +932,8 @@ fn lifo_slot_given_up() {
 fn yield_now_runs_behind_the_queued_tasks() {
     let resumed = Reach::new("yielding_task_resumed_after_the_queued_ones");
     let r_resumed = resumed.clone();
-    // Bound 2 in pull requests (1,641 executions, 0.2 s on H4; bound 3:
-    // 10,651, 1.5 s; unbounded did not finish in 5 minutes): the order
-    // checked is the one worker's, which no preemption changes.
+    // Bound 2 (its complete run is too long for a pull request): the
+    // order checked is the one worker's, which no preemption changes.
     model!().reach(&resumed).preemption_bound(2).check(move || {
         let rt = runtime(1);
         let r_resumed = r_resumed.clone();
@@ -1062,7 +1056,8 @@ impl Gate {
     }
 }
 
-/// Issue 48's scenario: the main thread yields (the workers may go to
+/// The refused searcher's lost wake-up (seeded as
+/// `runtime-refused-searcher-sleeps-without-a-check`): the main thread yields (the workers may go to
 /// sleep, or not yet), spawns a task whose poll blocks its worker's thread
 /// on a `Mutex` and `Condvar` until a second task has run, spawns that
 /// second task (from outside the workers: the inject queue, not a LIFO
@@ -1085,10 +1080,9 @@ impl Gate {
 fn blocking_task_waits_for_a_task_spawned_after_it() {
     let ran_while_blocked = Reach::new("second_task_ran_while_the_first_blocked_its_worker");
     let r_ran = ran_while_blocked.clone();
-    // Bound 1, the smallest that shows the lost wake-up (12,192
-    // executions, 2 s), and capped there: bound 2 takes 729,650 and
-    // 125 s, and the audit's bound 3 with every access a
-    // read-modify-write 1,485,546 and 237 s.
+    // Bound 1, the smallest that shows the lost wake-up, and capped there:
+    // bound 2, and the audit's bound 3 with every access a
+    // read-modify-write, are too long for a pull request.
     model!()
         .reach(&ran_while_blocked)
         .max_preemption_bound(1)
@@ -1135,10 +1129,9 @@ fn tasks_pushed_while_a_worker_is_blocked() {
     let burst = Reach::new("both_pushed_before_either_ran");
     let apart = Reach::new("one_ran_before_the_other_was_pushed");
     let (r_burst, r_apart) = (burst.clone(), apart.clone());
-    // Bound 1, the smallest that shows the lost wake-up (18,766
-    // executions, 3 s), and capped there: bound 2 takes 1,302,966 and
-    // 297 s, and the audit's bound 3 (every access a read-modify-write)
-    // does not finish in 5 minutes.
+    // Bound 1, the smallest that shows the lost wake-up, and capped there:
+    // bound 2, and the audit's bound 3 (every access a read-modify-write),
+    // are too long for a pull request.
     model!()
         .reach(&burst)
         .reach(&apart)
@@ -1193,10 +1186,10 @@ fn tasks_pushed_while_a_worker_is_blocked() {
 fn task_displaced_from_the_lifo_slot_is_stolen() {
     // What fails here is progress: with the push waking nobody, the
     // blocked worker waits for good and loom reports the deadlock. Bound
-    // 0 (1,728 executions, 0.2 s on H4) shows it: the main thread's yield
-    // and the workers' parks are switches of their own, not preemptions.
-    // Bound 1 took 923,764 executions and 155 s, so the bound is capped
-    // at 0 (`max_preemption_bound`: the audit's bound 3 too).
+    // 0 shows it: the main thread's yield and the workers' parks are
+    // switches of their own, not preemptions. Bound 1 is too long for a
+    // pull request, so the bound is capped at 0 (`max_preemption_bound`:
+    // the audit's bound 3 too).
     let stolen = Reach::new("displaced_task_ran_while_its_worker_blocked");
     let r_stolen = stolen.clone();
     model!()
@@ -1555,9 +1548,9 @@ fn number_tasks(mut scenario: Scenario<TaskOp>) -> Scenario<TaskOp> {
 /// task), every item dropped once and delivered at most once.
 ///
 /// Not under loom: a scenario's runtime adds a worker thread to every
-/// execution, and none of the 16 pull-request scenarios finishes complete
-/// within 10,000 executions (all fell back to a bound, the lowest 0, in
-/// 325 s on H3); the runtime's components are checked complete instead
+/// execution, and none of the pull-request scenarios finished complete
+/// within the execution budget (all fell back to a bound, the lowest 0:
+/// HISTORY.md); the runtime's components are checked complete instead
 /// (`runtime::task_state_generated_scenarios`).
 ///
 /// Checks.

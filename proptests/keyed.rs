@@ -397,8 +397,7 @@ fn matches_reference_model_with_many_colliding_keys() {
         ops.extend(drain.iter().cloned());
         ops
     });
-    // Under Miri one case: each takes over a minute there (the grow and
-    // drain phases alone are some 200 operations, each stepping the
+    // Under Miri one case: each is slow there (the grow and drain phases alone are some 200 operations, each stepping the
     // specification).
     let config = proptest::prelude::ProptestConfig {
         cases: if cfg!(miri) { 1 } else { 256 },
@@ -859,7 +858,7 @@ fn dropping_every_handle_frees_everything() {
 // Memory accounting over safe code (the key table has no `unsafe`); the
 // channel's unsafe paths it drives run under Miri in the other keyed
 // tests, and at a size that passes the shrink-at-once size this one alone
-// took three minutes of Miri's time.
+// is too slow under Miri.
 #[cfg_attr(miri, ignore)]
 fn memory_follows_what_is_held_after_a_burst() {
     use crate::support::allocations::live_on_this_thread;
@@ -1285,7 +1284,7 @@ const E: u8 = 4;
 /// before, in order. Before filing was made panic-safe, the lost message
 /// left its place in A's queue, the next message filed took that place,
 /// and the release of A handed out the message on C while C was held
-/// (issue 48).
+/// (HISTORY.md, 2026-11-28).
 ///
 /// Checks: K-1, K-2, K-4, K-5.
 #[test]
@@ -1494,8 +1493,8 @@ fn a_push_whose_key_panics_changes_nothing_in_the_core() {
 fn a_sends_deduplication_is_linear_in_its_keys() {
     let core = modelsync::internals::keyed::CoreOfIds::<u32>::new();
     let mut per_key = Vec::new();
-    // Miri interprets (about 0.2 s per key here): the same sixteenfold
-    // growth at a twentieth of the size.
+    // Miri interprets, slowly: the same sixteenfold growth at a twentieth
+    // of the size.
     let sizes: [u32; 2] = if cfg!(miri) {
         [100, 1_600]
     } else {

@@ -114,7 +114,7 @@ proptest! {
     fn matches_reference_model(
         cap_log2 in [1u32..=3, 1u32..=3],
         start in [start_index(), start_index()],
-        // Under Miri, shorter: 120 operations took 146 s there.
+        // Under Miri, shorter: the full length is too slow there.
         ops in proptest::collection::vec(op(), 1..if cfg!(miri) { 40 } else { 120 }),
     ) {
         let mut log = DropLog::default();

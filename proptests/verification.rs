@@ -13,10 +13,12 @@
 //!   followed by a qualifier. Its name is `<file stem>::<fn>`
 //!   (`queue::basic`): the name libtest gives it, the name a model prints
 //!   and the name `cargo test` filters on.
-//! - Under each invariant, VERIFICATION.md has an evidence table, written
-//!   by `ci/summary.py` between `<!-- evidence <ID>: ... -->` markers,
-//!   listing exactly the tests that name it, with their qualifiers
-//!   (`ci/summary.py check` checks the rest of each row).
+//! - Each invariant's evidence is in `verification/<section>.md`, written
+//!   by `ci/summary.py`: under `### <ID>`, one item per test that names it,
+//!   `- [`<test>`](<link>): <status>; full` or `...; weaker: <qualifier>`,
+//!   listing exactly the tests that name it, with their qualifiers; and
+//!   under `## Tests`, an entry `### `<test>`` for every test, with its
+//!   rerun command (`ci/summary.py check` checks the rest of each line).
 //!
 //! Failures print what is wrong and the command that rewrites it. With
 //! `MODELSYNC_BLESS=1` the README's list of primitives is rewritten in
@@ -265,67 +267,26 @@ fn all_tests() -> Vec<(&'static str, Test)> {
 type Qualifier = Option<String>;
 
 struct Doc {
-    text: String,
-    /// ID -> the tests its evidence table lists, with their qualifiers;
-    /// an ID whose heading has no evidence table maps to `None`.
+    /// ID -> the tests its evidence lists, with their qualifiers; an ID
+    /// with no evidence in `verification/` maps to `None`.
     evidence: BTreeMap<String, Option<BTreeMap<String, Qualifier>>>,
     /// `## ` headings.
     sections: Vec<String>,
-    /// Rows of the measured-runs table: the model names in its first column.
-    table_models: BTreeSet<String>,
+    /// The tests that have an entry under `## Tests` in `verification/`.
+    entries: BTreeSet<String>,
 }
 
-const EVIDENCE_END: &str = "<!-- end of evidence ";
+const STATUS_BEGIN: &str = "<!-- status ";
 
-/// Reads the invariants, their evidence tables and the measured-runs table
-/// of VERIFICATION.md; panics on an evidence table out of its place.
+/// Reads the invariants of VERIFICATION.md (each with its status block
+/// under its heading) and their evidence and the tests' entries in
+/// `verification/*.md`; panics on a status block out of its place.
 fn read_verification_md() -> Doc {
     let text = read("VERIFICATION.md");
     let mut evidence: BTreeMap<String, Option<BTreeMap<String, Qualifier>>> = BTreeMap::new();
     let mut sections = Vec::new();
-    let mut table_models = BTreeSet::new();
     let mut current: Option<String> = None;
-    let mut in_table = false;
-    let mut in_evidence: Option<String> = None;
     for line in text.lines() {
-        if line.starts_with("| model | tier |") {
-            in_table = true;
-            continue;
-        }
-        if in_table {
-            match line.strip_prefix("| `") {
-                Some(row) => {
-                    table_models.insert(row.split('`').next().unwrap().to_string());
-                }
-                None if line.starts_with("|---") => {}
-                None => in_table = false,
-            }
-        }
-        if let Some(id) = &in_evidence {
-            if line.starts_with(EVIDENCE_END) {
-                in_evidence = None;
-            } else if let Some(row) = line.strip_prefix("| `") {
-                let cells: Vec<&str> = row.split(" | ").collect();
-                let test = cells[0].trim_end_matches('`').to_string();
-                let cell = cells.get(3).map(|c| c.trim());
-                let qualifier = match cell {
-                    Some("full") => None,
-                    Some(c) if c.starts_with("weaker: ") => {
-                        c.strip_prefix("weaker: ").map(str::to_string)
-                    }
-                    other => panic!(
-                        "VERIFICATION.md: {id}'s evidence row for {test} says {other:?}, \
-                         not `full` or `weaker: ...`"
-                    ),
-                };
-                let rows = evidence.get_mut(id).and_then(Option::as_mut).unwrap();
-                assert!(
-                    rows.insert(test.clone(), qualifier).is_none(),
-                    "VERIFICATION.md: {id}'s evidence lists {test} twice"
-                );
-            }
-            continue;
-        }
         if line.starts_with("### ") && !line.contains(':') {
             // A heading that is not an invariant's (no `ID:`) ends the last one.
             current = None;
@@ -343,26 +304,91 @@ fn read_verification_md() -> Doc {
         } else if let Some(heading) = line.strip_prefix("## ") {
             sections.push(heading.to_string());
             current = None;
-        } else if let Some(rest) = line.strip_prefix("<!-- evidence ") {
+        } else if let Some(rest) = line.strip_prefix(STATUS_BEGIN) {
             let id = rest.split(':').next().unwrap().to_string();
             assert!(
                 current.as_deref() == Some(id.as_str()),
-                "VERIFICATION.md: the evidence table of {id} is not under its heading"
+                "VERIFICATION.md: the status of {id} is not under its heading"
             );
-            let slot = evidence.get_mut(&id).unwrap();
-            assert!(
-                slot.is_none(),
-                "VERIFICATION.md: {id} has two evidence tables"
-            );
-            *slot = Some(BTreeMap::new());
-            in_evidence = Some(id);
         }
     }
+    let mut entries = BTreeSet::new();
+    for file in evidence_files() {
+        read_evidence_file(&file, &mut evidence, &mut entries);
+    }
     Doc {
-        text,
         evidence,
         sections,
-        table_models,
+        entries,
+    }
+}
+
+/// `verification/*.md`, the evidence files.
+fn evidence_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(Path::new(ROOT).join("verification"))
+        .expect("verification/: run `python3 ci/summary.py`")
+        .map(|entry| entry.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// One evidence file: each `### <ID>` of its `## Invariants` with its
+/// items, and each `### `<test>`` entry of its `## Tests`.
+fn read_evidence_file(
+    file: &Path,
+    evidence: &mut BTreeMap<String, Option<BTreeMap<String, Qualifier>>>,
+    entries: &mut BTreeSet<String>,
+) {
+    let name = file.file_name().unwrap().to_string_lossy().to_string();
+    let text = fs::read_to_string(file).unwrap();
+    let mut part = "";
+    let mut id: Option<String> = None;
+    for line in text.lines() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            part = if heading == "Invariants" {
+                "invariants"
+            } else {
+                "tests"
+            };
+            id = None;
+        } else if let Some(heading) = line.strip_prefix("### ") {
+            if part == "tests" {
+                entries.insert(heading.trim_matches('`').to_string());
+                continue;
+            }
+            let heading = heading.trim().to_string();
+            let slot = evidence.get_mut(&heading).unwrap_or_else(|| {
+                panic!("verification/{name}: evidence for {heading}, which VERIFICATION.md does not define")
+            });
+            assert!(
+                slot.is_none(),
+                "{heading} has evidence twice (verification/{name})"
+            );
+            *slot = Some(BTreeMap::new());
+            id = Some(heading);
+        } else if let (Some(id), Some(item)) = (&id, line.strip_prefix("- [`")) {
+            let (test, rest) = item.split_once("`]").unwrap();
+            let (_, after_link) = rest.split_once("): ").unwrap_or_else(|| {
+                panic!("verification/{name}: {id}'s item for {test} has no `): <status>`")
+            });
+            let qualifier = match after_link.split_once("; ").map(|(_, c)| c) {
+                Some("full") => None,
+                Some(c) if c.starts_with("weaker: ") => {
+                    c.strip_prefix("weaker: ").map(str::to_string)
+                }
+                other => panic!(
+                    "verification/{name}: {id}'s item for {test} says {other:?}, not `full` or \
+                     `weaker: ...`"
+                ),
+            };
+            let rows = evidence.get_mut(id).and_then(Option::as_mut).unwrap();
+            assert!(
+                rows.insert(test.to_string(), qualifier).is_none(),
+                "verification/{name}: {id}'s evidence lists {test} twice"
+            );
+        }
     }
 }
 
@@ -422,12 +448,12 @@ fn every_invariant_has_a_test_and_every_test_a_known_invariant() {
                 ));
             }
         } else {
-            errors.push(format!("{id}: no evidence table under its heading"));
+            errors.push(format!("{id}: no evidence in verification/"));
         }
     }
     assert!(
         errors.is_empty(),
-        "VERIFICATION.md is out of date (`python3 ci/summary.py` rewrites the evidence tables):\n{}",
+        "The evidence in verification/ is out of date (`python3 ci/summary.py` rewrites it):\n{}",
         errors.join("\n")
     );
 }
@@ -474,39 +500,66 @@ fn checker_parses_and_rejects() {
     assert!(std::panic::catch_unwind(|| tests_in("t", nested)).is_err());
 }
 
-/// Every test VERIFICATION.md names in backquotes (`queue::basic`) exists:
-/// a renamed or removed test does not live on in its prose.
+/// Every test that VERIFICATION.md, the README or a comment of the code
+/// names in backquotes (`queue::basic`) exists: a renamed or removed test
+/// does not live on in prose. A span naming a function of the library
+/// (`oneshot::channel`) is not a test's name.
 ///
 /// Checks: V-1.
 #[test]
-fn every_test_verification_md_names_exists() {
-    let doc = read_verification_md();
+fn every_test_the_documents_name_exists() {
     let tests: BTreeSet<String> = all_tests().into_iter().map(|(_, t)| t.name).collect();
     let modules: BTreeSet<String> = tests
         .iter()
         .map(|t| t.split("::").next().unwrap().to_string())
         .collect();
+    let mut files: Vec<PathBuf> = ["VERIFICATION.md", "README.md"]
+        .iter()
+        .map(|f| Path::new(ROOT).join(f))
+        .collect();
+    for dir in ["src", "models", "specs", "proptests", "benches"] {
+        rust_files(&Path::new(ROOT).join(dir), &mut files);
+    }
+    let library_fn = |module: &str, name: &str| {
+        let mut sources = Vec::new();
+        rust_files(&Path::new(ROOT).join("src").join(module), &mut sources);
+        sources.push(Path::new(ROOT).join(format!("src/{module}.rs")));
+        sources.iter().any(|f| {
+            fs::read_to_string(f).is_ok_and(|text| {
+                ["(", "<"]
+                    .iter()
+                    .any(|open| text.contains(&format!("fn {name}{open}")))
+            })
+        })
+    };
     let mut unknown = BTreeSet::new();
-    // Spans within a line: a code fence's backquotes then stay apart.
-    let spans = doc
-        .text
-        .lines()
-        .flat_map(|line| line.split('`').skip(1).step_by(2));
-    for span in spans {
-        let Some((module, name)) = span.split_once("::") else {
-            continue;
-        };
-        let plain = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if plain && modules.contains(module) && !tests.contains(span) {
-            unknown.insert(span.to_string());
+    for file in files {
+        let text = fs::read_to_string(&file).unwrap();
+        // Spans within a line: a code fence's backquotes then stay apart.
+        for span in text
+            .lines()
+            .flat_map(|line| line.split('`').skip(1).step_by(2))
+        {
+            let Some((module, name)) = span.split_once("::") else {
+                continue;
+            };
+            let plain = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            if plain
+                && modules.contains(module)
+                && !tests.contains(span)
+                && !library_fn(module, name)
+            {
+                let rel = file.strip_prefix(ROOT).unwrap().display().to_string();
+                unknown.insert(format!("{rel}: {span}"));
+            }
         }
     }
     assert!(
         unknown.is_empty(),
-        "VERIFICATION.md names tests that do not exist: {unknown:?}"
+        "these name tests that do not exist: {unknown:?}"
     );
 }
 
@@ -592,24 +645,21 @@ fn every_primitive_has_its_files_and_sections() {
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
 
-/// Every loom or shuttle model has a row in VERIFICATION.md's model table
-/// (rewritten by `ci/model_table.py`), and every row names a model.
+/// Every test has its entry in `verification/` (its status, its rerun
+/// command and, for a loom model, its recorded result line: written by
+/// `ci/summary.py`), and every entry names a test.
 ///
 /// Checks: V-3.
 #[test]
-fn model_table_lists_every_model() {
+fn every_test_has_its_evidence_entry() {
     let doc = read_verification_md();
-    let models: BTreeSet<String> = all_tests()
-        .into_iter()
-        .filter(|(target, t)| *target == "models" && !t.std_only)
-        .map(|(_, t)| t.name)
-        .collect();
-    let missing: Vec<_> = models.difference(&doc.table_models).collect();
-    let unknown: Vec<_> = doc.table_models.difference(&models).collect();
+    let tests: BTreeSet<String> = all_tests().into_iter().map(|(_, t)| t.name).collect();
+    let missing: Vec<_> = tests.difference(&doc.entries).collect();
+    let unknown: Vec<_> = doc.entries.difference(&tests).collect();
     assert!(
         missing.is_empty() && unknown.is_empty(),
-        "VERIFICATION.md's model table is out of date (run `python3 ci/model_table.py`): \
-         missing rows {missing:?}, rows for no model {unknown:?}"
+        "verification/ is out of date (run `python3 ci/summary.py`): tests without an entry \
+         {missing:?}, entries for no test {unknown:?}"
     );
 }
 

@@ -52,8 +52,8 @@
 //! any steal into the ring that took items counts). This is the queue's order, weaker than
 //! linearizability in real time: two owners that each push into their
 //! own ring and then steal from the other's may both find the other's
-//! ring empty (the store-buffering shape; the queue's scope found it,
-//! `queue::scope_two_ops_complete`). tokio's queue is the same (a release
+//! ring empty (the store-buffering shape; the queue's two-operation scope
+//! found it: queue-2x2, `queue::scope_two_ops_from_<regime>`). tokio's queue is the same (a release
 //! store of the tail, an acquire load by stealers) and promises no more.
 //! It is enough for the runtime: a worker that finds nothing goes to
 //! sleep through the idle word's read-modify-write, which a pusher's

@@ -82,7 +82,7 @@ const RX_WAKER: usize = 0b0100;
 const TX_WAKER: usize = 0b1000;
 
 /// Whether any of `bits` is set in `state`. Every test of the state word goes
-/// through here, so a logic mutant of a test is one mutant of this
+/// through here, so a logic mutant of a test is a mutant of this
 /// function, which every test of the channel exercises.
 #[inline(always)]
 fn is_set(state: usize, bits: usize) -> bool {

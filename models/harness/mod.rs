@@ -475,7 +475,8 @@ impl Model {
     /// read-modify-write, so that its histories are checked in real-time
     /// order. Read-modify-writes conflict with every access, so loom's
     /// reduction prunes less and the pass can be far larger than the first
-    /// (`queue::multi_stealer`: 26,914 executions, then 1,642,156): it
+    /// (`queue::multi_stealer`'s is: its complete first pass fits a pull
+    /// request, its complete real-time pass does not): it
     /// starts at the bound the first pass ran at and explores within
     /// [`execution_budget`] executions per attempt, falling back to lower
     /// bounds as the generated scenarios do, and its result says where it
@@ -622,7 +623,8 @@ pub fn explore_within(
             // counting from 1: `max_permutations = n` runs n - 1. So n is
             // one more than the budget, and a run stopped by it has run
             // exactly the budget. (It was the budget until 2026-11-26: a
-            // scenario stopped at 9,999 executions was reported complete.)
+            // scenario stopped one execution short of the budget was
+            // reported complete.)
             builder.max_permutations = Some(max_executions + 1);
             // loom checks the budget only every `checkpoint_interval`
             // executions.

@@ -6,9 +6,8 @@
 //! loom maps and unmaps a stack (36 KiB) for every thread of every
 //! execution. In one address space, every unmap of one model sends an
 //! interrupt to the core running the other (a TLB shoot-down) and takes
-//! the lock both need for their page faults: measured on H4 (2 cores), the
-//! main job's 179 models took 176 to 207 s two at a time in one process,
-//! 114 s as two processes, and a third of the time was the kernel's.
+//! the lock both need for their page faults: a third of the main job's
+//! time was the kernel's (HISTORY.md, 2026-11-28, has the measurement).
 //! Nothing else changes: the child runs the same test, with the same
 //! environment, prints the same result line and appends it to the same
 //! `MODELSYNC_REPORT`.

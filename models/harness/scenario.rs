@@ -145,8 +145,8 @@ pub trait Subject: 'static {
     /// Scenarios a pull request draws under loom: 8 (up to a few seconds
     /// each with both passes, and the main job's time is the limit), more
     /// where a scenario costs next to nothing (oneshot: 32). Doubling
-    /// Notify's and the parker's cost the main job 40 s of its 5 minutes
-    /// on H2 (2026-11-27), two models at a time slowing each other.
+    /// Notify's and the parker's cost the main job too much of its time
+    /// (HISTORY.md, 2026-11-27), two models at a time slowing each other.
     const LOOM_SCENARIOS: u64 = 8;
 
     /// How many ledger items `scenario` creates (items `0..n`).

@@ -1,4 +1,4 @@
-//! Every scenario of a stated scope (issue 49), in place of a sample.
+//! Every scenario of a stated scope, in place of a sample.
 //!
 //! A [`Scope`] names what a component's complete run covers: the threads
 //! of the concurrent part, each with its alphabet (every operation it may

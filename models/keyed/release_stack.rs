@@ -328,7 +328,7 @@ fn release_stack_scope(lengths: (usize, usize)) -> scope::Scope<ReleaseStackSubj
 /// checked against `specs/release_stack.rs`, every item dropped once and
 /// delivered at most once.
 ///
-/// Scope: release-stack-2x1 (the taker with one operation of 4, a pusher with one push, from 6 regimes; 24 scenarios, 21 after renaming)
+/// Scope: release-stack-2x1 (the taker with one operation of 4, a pusher with one push, from 6 regimes; scenarios that differ only in their items' names counted once)
 ///
 /// Checks: K-3, K-4, K-9.
 #[test]
@@ -340,7 +340,7 @@ fn release_stack_scope_complete() {
 /// `release_stack_scope_complete`, one or two operations per thread (the
 /// taker closing at most once, and only pushing after it).
 ///
-/// Scope: release-stack-2x2 (the taker with one or two operations of 4, closing at most once and then only pushing, a pusher with one or two pushes, from 6 regimes; 204 scenarios, 174 after renaming)
+/// Scope: release-stack-2x2 (the taker with one or two operations of 4, closing at most once and then only pushing, a pusher with one or two pushes, from 6 regimes; scenarios that differ only in their items' names counted once)
 ///
 /// Checks: K-3, K-4, K-9.
 #[test]

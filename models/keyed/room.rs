@@ -241,7 +241,7 @@ fn room_scope() -> scope::Scope<RoomSubject> {
 /// words), complete under loom in both passes; every history checked
 /// against `specs/room.rs`.
 ///
-/// Scope: room-2x1 (the receiver with one operation of 3, a sender with one of 2, from 5 regimes; 30 scenarios)
+/// Scope: room-2x1 (the receiver with one operation of 3, a sender with one of 2, from 5 regimes)
 ///
 /// Checks: K-3, K-7, K-11.
 #[test]
@@ -361,16 +361,17 @@ fn room_receive_races_a_sleeper_for_the_last_place() {
 /// the last receive looked for sleepers, and is never woken: its `Full`
 /// then cannot be placed in the history (a `Full` counts a sleeper that a
 /// later receive must wake, and after both receives the room was free).
-/// Bound 3 in pull requests (37,877 executions, about 5 s on H3), the
-/// lowest that kills both orderings' mutants (`free`'s Release,
-/// `try_take`'s Acquire); bound 4 takes 282,346 and the complete run did
-/// not end in ten minutes (taking the first room in the initial part
-/// instead makes it larger: 154,319 at bound 3; 3.2 s on H4). The whole
+/// Bound 3, the lowest that kills both orderings' mutants (`free`'s
+/// Release, `try_take`'s Acquire); bound 4 and the complete run are too
+/// long for a pull request (and taking the first room in the initial
+/// part instead makes the run larger). The whole
 /// channel's `keyed::async_senders_share_the_room` kills both at bound 0.
-/// Back in the main job because it is the room's only model that kills
-/// a sender deciding "full" without a second look at the senders' count
-/// (round 4 of the blind bugs), whose race needs two senders and the
-/// receiver at once, beyond scope room-2x1.
+/// Back in the main job because, at its own bound, it kills a sender
+/// deciding "full" without a second look at the senders' count
+/// (`keyed-room-full-without-a-second-look`, round 4 of the blind bugs in
+/// HISTORY.md), whose race needs two senders and the receiver at once,
+/// beyond scope room-2x1; no other main-job room model kills it (the
+/// whole channel's `keyed::*_senders_share_the_room` do).
 ///
 /// Checks: K-3, K-7, K-11.
 #[test]

@@ -205,10 +205,9 @@ fn number_slot_pushes(mut scenario: Scenario<SlotOp>) -> Scenario<SlotOp> {
 /// its reuse. The reader's read and the writer's write of one place
 /// across the hand-over need two calls per thread (two pops; a push that
 /// installs the recycled block and one that writes into it), and
-/// slot-list-2x2 did not finish within the scenario budget (216
-/// scenarios, 348 s, 3 scenarios over 50,000 executions, measured on
-/// H4). `slot_list_block_reused_after_its_recycling` checks it on its
-/// own (complete for its one scenario, no preemption bound), as do the
+/// slot-list-2x2 left scenarios over the complete run's budget (HISTORY.md,
+/// 2026-11-29 (night)). `slot_list_block_reused_after_its_recycling`
+/// checks it on its own (its whole scenario, no preemption bound), as do the
 /// whole channel's
 /// `keyed::async_blocks_reused_while_sending` and
 /// `keyed::sync_blocks_reused_while_sending`.
@@ -268,7 +267,7 @@ fn slot_list_scope() -> scope::Scope<SlotListSubject> {
 /// against `specs/slot_list.rs`, every item dropped once and delivered at
 /// most once.
 ///
-/// Scope: slot-list-2x1 (the reader with one operation of 3, a writer with one push, from 9 regimes; 27 scenarios)
+/// Scope: slot-list-2x1 (the reader with one operation of 3, a writer with one push, from 9 regimes)
 ///
 /// Checks: K-2, K-3, K-4, K-9.
 #[test]
@@ -325,9 +324,9 @@ fn slot_list_writers_cross_a_block_while_the_reader_waits() {
     let behind = Reach::new("pop_none_behind_a_claimed_place");
     let reaches = [woke.clone(), refused.clone(), behind.clone()];
     let model = model!().nightly().reach(&woke).reach(&refused);
-    // Declared in the normal build (its complete run reaches it in 8,115
-    // of 37,245 executions), not in the audit build, whose pull-request
-    // run at bound 3 reached it in none (measured 2026-11-26): the
+    // Declared in the normal build (its complete run reaches it: its
+    // result line counts how often), not in the audit build, whose run at
+    // bound 3 reached it in no execution (2026-11-26): the
     // writer must stop between installing the block and writing its
     // place while the other writer, waiting at the marker, runs through.
     let model = if crate::harness::audit_run() {
@@ -401,8 +400,8 @@ fn slot_list_writers_cross_a_block_while_the_reader_waits() {
     });
 }
 
-/// A block's recycling against its reuse, complete for this one scenario
-/// (no preemption bound, 4 executions): the reader reads both
+/// A block's recycling against its reuse, every execution of this one
+/// scenario (no preemption bound): the reader reads both
 /// places of a full block (its second pop recycles the block) while a
 /// writer's first push claims the next block's last place and installs a
 /// block, the recycled one if the recycling came first, and its second

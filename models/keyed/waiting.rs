@@ -430,8 +430,8 @@ fn waiting_async_complete_scenarios() {
 /// exactly one sees the other), a receive racing a sleeping send on a
 /// full one (the room's count and the wake), a close racing a sleeping
 /// send. Two senders (two sleepers and one wake) are no scope: with
-/// three threads, 54 of the 63 scenarios exceed 50,000 executions
-/// (measured 2026-11-28, 16 minutes); the whole channel's hand-written
+/// three threads, most scenarios exceed the complete run's budget
+/// (HISTORY.md, 2026-11-28); the whole channel's hand-written
 /// models race two senders for the room (`senders_share_the_room`,
 /// `capacity_freed_by_a_concurrent_receive`).
 fn waiting_scope() -> scope::Scope<WaitingSubject<Async>> {
@@ -547,8 +547,8 @@ fn waiting_sync_completes(prefix: &[WaitOp], threads: &[Vec<WaitOp>]) -> bool {
 /// before a lone send looks again; a sender sleeps only when the
 /// receiver is itself waiting for its second value (the seeded
 /// `keyed-waiting-sync-sleeper-locks-after-its-count` needs exactly that).
-/// Two senders are no scope: with one operation each, 6 of its 9
-/// scenarios exceed 50,000 executions (measured 2026-11-28).
+/// Two senders are no scope: with one operation each, most of its
+/// scenarios exceed the complete run's budget (HISTORY.md, 2026-11-28).
 fn waiting_sync_scope() -> scope::Scope<WaitingSubject<Blocking>> {
     use WaitOp::*;
     scope::Scope {
@@ -567,7 +567,7 @@ fn waiting_sync_scope() -> scope::Scope<WaitingSubject<Blocking>> {
 /// checked against `specs/waiting.rs`, a given-up receive or send by its
 /// give-up check (a lost wake-up), every item delivered or dropped once.
 ///
-/// Scope: waiting-async-2x1 (the receiver with one operation of 3, a sender with one of 2, from 7 regimes; 42 scenarios)
+/// Scope: waiting-async-2x1 (the receiver with one operation of 3, a sender with one of 2, from 7 regimes)
 ///
 /// Checks: K-3, K-4, K-7.
 #[test]
@@ -578,7 +578,7 @@ fn waiting_async_scope_complete() {
 /// Every scenario of the waiting's sync scope (`waiting_sync_scope`), complete under loom in both passes; a lost
 /// wake-up is a deadlock loom reports.
 ///
-/// Scope: waiting-sync-2x2 (the receiver with one or two of receive and close, a sender sending once or twice, from 5 regimes, scenarios that cannot all complete left out; 42 scenarios)
+/// Scope: waiting-sync-2x2 (the receiver with one or two of receive and close, a sender sending once or twice, from 5 regimes, scenarios that cannot all complete left out)
 ///
 /// Checks: K-3, K-4, K-7.
 #[test]
@@ -603,8 +603,8 @@ fn waiting_sync_scope_complete() {
 fn waiting_async_two_sleepers_woken_by_two_frees() {
     let both_asleep = Reach::new("two_senders_counted_asleep_before_a_receive");
     let r = both_asleep.clone();
-    // Bound 2 (2 s): bound 3 takes 52 s, and complete it runs for more
-    // than fifteen minutes (measured 2026-11-28); a lost notification
+    // Bound 2: bound 3 is too long for a pull request, and its complete
+    // run far longer (HISTORY.md, 2026-11-28); a lost notification
     // needs no preemption beyond the two senders' pauses between their
     // count and their registration, and bound 2 kills the seeded
     // `keyed-waiting-async-sender-registers-after-count`.

@@ -383,7 +383,7 @@ fn idle_complete_scenarios() {
 /// wake before it acts, so no two pushes could race over two sleepers).
 /// One operation per thread is what the races need once a regime is set
 /// up: a push racing a park (R-7), a stop racing a park with a hand-off
-/// owed (issue 48), two looks racing (R-8's cap on contention), two pushes
+/// owed (`runtime-refused-searcher-sleeps-without-a-check`), two looks racing (R-8's cap on contention), two pushes
 /// racing over two sleepers (R-8's "the next push does not wake
 /// another"); two operations per thread are the nightly's scope.
 fn idle_scope(lengths: (usize, usize)) -> scope::Scope<IdleSubject> {
@@ -445,7 +445,7 @@ fn idle_scope(lengths: (usize, usize)) -> scope::Scope<IdleSubject> {
 /// one operation each, from eight regimes of the idle word), complete under
 /// loom in both passes; every history checked against `specs/idle.rs`.
 ///
-/// Scope: idle-2x1 (two workers, one operation each of 4, from 8 regimes; 128 scenarios)
+/// Scope: idle-2x1 (two workers, one operation each of 4, from 8 regimes)
 ///
 /// Checks: R-7, R-8.
 #[test]
@@ -456,7 +456,7 @@ fn idle_scope_complete() {
 /// The nightly's scope of the idle counters: as `idle_scope_complete`, two
 /// operations per worker.
 ///
-/// Scope: idle-2x2 (two workers, one or two operations each of 4, from 8 regimes; 3,200 scenarios)
+/// Scope: idle-2x2 (two workers, one or two operations each of 4, from 8 regimes)
 ///
 /// Checks: R-7, R-8.
 #[test]

@@ -706,8 +706,8 @@ fn task_state_complete_scenarios() {
 /// operations is one read-modify-write of the word, so every execution is
 /// already a sequential order of them (the harness requires a
 /// linearization that reorders calls, and none can). All three parties at
-/// once cost more than ten minutes on H4 for every scenario (three
-/// threads); the drawn scenarios of three parties are the nightly's
+/// once cost far too much for every scenario (three threads: HISTORY.md);
+/// the drawn scenarios of three parties are the nightly's
 /// (`task_state_generated_scenarios`), and the main job's drawn ones of
 /// two (`task_state_complete_scenarios`).
 fn task_state_scope(pair: (usize, usize)) -> scope::Scope<TaskStateSubject> {
@@ -788,7 +788,7 @@ fn task_state_scope(pair: (usize, usize)) -> scope::Scope<TaskStateSubject> {
 /// regimes of the word), complete under loom in both passes; every
 /// transition's history checked against `specs/task_state.rs`.
 ///
-/// Scope: task-state-worker-waker (the worker with one operation of 2, the waker's holder with one of 4, from 9 regimes; 72 scenarios)
+/// Scope: task-state-worker-waker (the worker with one operation of 2, the waker's holder with one of 4, from 9 regimes)
 ///
 /// Checks.
 #[test]
@@ -799,7 +799,7 @@ fn task_state_scope_worker_and_waker_complete() {
 /// As `task_state_scope_worker_and_waker_complete`, for the worker and
 /// the `JoinHandle`.
 ///
-/// Scope: task-state-worker-handle (the worker with one operation of 2, the handle with one of 3, from 9 regimes; 54 scenarios)
+/// Scope: task-state-worker-handle (the worker with one operation of 2, the handle with one of 3, from 9 regimes)
 ///
 /// Checks.
 #[test]

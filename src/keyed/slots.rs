@@ -19,8 +19,8 @@
 //! any other is freed), and the sender that installs the next block takes
 //! it instead of allocating: in a steady stream no block is allocated at
 //! all, and none is freed on a thread other than the one that allocated
-//! it (glibc's slow path: with the allocation, some 5% of the sync
-//! benchmark's samples).
+//! it (glibc's slow path, which showed in the sync benchmark's profile:
+//! HISTORY.md).
 //!
 //! `tail` counts positions: each block covers `LAP` of them, the last of
 //! which (offset `BLOCK_CAP`) is no slot but marks "the next block is being

@@ -6,9 +6,9 @@
 //! common case (keys that do not conflict) the table holds a handful of
 //! entries and churns one in and one out per message. A SIMD-group table
 //! (hashbrown, used before) pays for that churn in tombstones and in-place
-//! rehashes at its smallest sizes: on H3, a loop of one insert and one
-//! remove at one entry took ~35 ns with it against ~9 ns with this table
-//! (end to end: BENCHMARKS.md). This one deletes by shifting the rest of a
+//! rehashes at its smallest sizes: a loop of one insert and one remove at
+//! one entry was several times slower with it than with this table
+//! (HISTORY.md has the measurement; end to end: BENCHMARKS.md). This one deletes by shifting the rest of a
 //! probe run back (Knuth's algorithm R), so it never has tombstones, and
 //! it keeps at most half of its places in use, so runs stay short.
 //!
@@ -34,13 +34,11 @@
 //! swing allocates nothing, K-6), while one that stays sparse gives its
 //! memory back. On traces of the conflict benchmark, whose tracked keys
 //! swing between none and thousands within a run, shrinking whenever the
-//! array was sparse resized it 90 to 150 times a run (growing it back
-//! 230 to 380 times) and cost about a fifth of the run's time. Shrinking
-//! at once from 4,096 places still shrank its arrays (8,192 to 32,768
-//! places, for up to 10,000 keys) 2 to 4 times a run and cost the sync
-//! conflict run 19% (29.6 to 35.2 ms, ten interleaved rounds on H3; with
-//! no shrinking, 29.0 ms), since each shrink is followed by the doublings
-//! back and their fresh memory; so only arrays past the conflict
+//! array was sparse resized it again and again within a run, a large
+//! share of the run's time; shrinking at once from 4,096 places still
+//! shrank its arrays a few times a run and slowed the sync conflict run
+//! (HISTORY.md has the measurements), since each shrink is followed by
+//! the doublings back and their fresh memory; so only arrays past the conflict
 //! benchmark's (65,536 places: 2 MiB with 8-byte keys, the memory a
 //! one-off burst leaves) shrink at once. Either way a
 //! resize of `n` places follows at least `n / 16` inserts or removes since
@@ -162,8 +160,8 @@ impl<T> Table<T> {
     /// moves into the gap, which moves on to where it was.
     ///
     /// Dropped in place rather than returned: moving the entry out through
-    /// an `Option` cost a failed store-to-load forwarding per release (some
-    /// 7 ns, an eighth of a message's whole cost on H1).
+    /// an `Option` cost a failed store-to-load forwarding per release, a
+    /// measurable share of a message's whole cost (HISTORY.md).
     pub(super) fn remove_at(&mut self, at: usize, hash_of: impl Fn(&T) -> u64) {
         debug_assert!(self.places[at].is_some(), "removed an empty place");
         self.places[at] = None;

@@ -30,7 +30,12 @@
 //!   with the last handle of the ring or with the `Inject` queue.
 //! - **Order.** The owner pops its own items in FIFO order; an
 //!   overflow moves the oldest half, in order, ahead of the new item, under
-//!   one lock; a steal takes the oldest half, rounded up.
+//!   one lock; a steal takes the oldest half, rounded up, but no
+//!   more than the destination's room plus the item it returns, and takes
+//!   fewer only while an operation that `specs/queue.rs` names as its
+//!   reason overlaps it (another steal from the destination that claimed
+//!   items, or the operation that put there the first item it did not
+//!   L-6).
 //!
 //! Not promised: `len` and `is_empty` are snapshots that may be stale when
 //! the caller reads them; `steal_into` returns `None` while another steal

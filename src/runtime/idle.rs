@@ -27,7 +27,8 @@
 //! scheduler 10x faster", tokio.rs blog, 2019); tokio's `Idle` reads the word
 //! with `fetch_add(0, SeqCst)` since.
 //!
-//! The check is not only the last searcher's (issue 48). A worker refused a
+//! The check is not only the last searcher's (R-7; the seeded
+//! `runtime-refused-searcher-sleeps-without-a-check`). A worker refused a
 //! search by the cap (another worker searched) is awake, not searching, and
 //! goes to sleep without searching; tokio's parks it without a check. But a
 //! push that sees a searcher wakes nobody, and the searcher, when it finds
@@ -175,7 +176,7 @@ impl Idle {
         // wakes none, every worker is awake: each one not searching either
         // comes back to the queues or parks through that decrement, after
         // this one, and checks them if no searcher is left: the hand-off
-        // marked here (issue 48). The failure ordering is Relaxed too: a
+        // marked here (R-7). The failure ordering is Relaxed too: a
         // failed exchange only reads the word again for the next try.
         let workers = self.workers;
         let prev = self

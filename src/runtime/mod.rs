@@ -78,7 +78,7 @@
 //!   two workers poll one task at once. Work pushed while every
 //!   worker goes to sleep is run, also while a worker's poll blocks
 //!   its thread: a worker going to sleep with no worker left searching
-//!   looks at every queue first, so the other workers run it (issue 48).
+//!   looks at every queue first, so the other workers run it.
 //! - **Exactly once.** Every spawned future is polled to completion or
 //!   dropped (abort, shutdown) exactly once; every output is delivered
 //!   through its `JoinHandle` once or dropped once.

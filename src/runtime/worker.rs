@@ -509,7 +509,7 @@ impl Worker {
         let is_searching = std::mem::replace(&mut self.core.borrow_mut().searching, false);
         // The last searcher checks; so does a worker refused a search when
         // the last searcher stopped while every worker was awake and woke
-        // nobody (a hand-off owed: `idle.rs`, issue 48).
+        // nobody (a hand-off owed: `idle.rs`, R-7).
         let must_check = self
             .shared
             .idle

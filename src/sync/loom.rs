@@ -15,7 +15,8 @@ pub(super) const NAME: &str = "loom";
 ///
 /// Stores must be read-modify-writes too: loom 0.7.3 may place another
 /// thread's plain store between the read and the write of a
-/// read-modify-write (tokio-rs/loom issue 254, open; pull request 391), an
+/// read-modify-write (tokio-rs/loom issue 254, open; tokio-rs/loom pull
+/// request 391), an
 /// execution no hardware allows, and with only loads turned into
 /// read-modify-writes `block_on`'s models deadlock on it. With every access
 /// a read-modify-write, each atomic's modification order is total and

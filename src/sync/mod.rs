@@ -27,11 +27,11 @@
 //!   load-then-compare-and-swap in one order only (tokio-rs/loom issue
 //!   166), so a model can miss an interleaving; and it may place a plain
 //!   store between the read and the write of another thread's
-//!   read-modify-write (issue 254), an execution no hardware runs, so a
+//!   read-modify-write (tokio-rs/loom issue 254), an execution no hardware runs, so a
 //!   model can fail spuriously (none does). A switch of the loom build,
 //!   `set_every_access_rmw` (loom builds only), makes every atomic load and store a
 //!   read-modify-write, which loom orders against every other write: it
-//!   explores the orders issue 166 skips, and gives issue 254 no plain
+//!   explores the orders loom issue 166 skips, and gives loom issue 254 no plain
 //!   store to misplace, at the cost of weak memory's stale reads (see
 //!   `loom.rs`). The models run in it for their real-time pass (every
 //!   model that checks a history) and the audit run (`ci/loom-audit`,
@@ -54,7 +54,9 @@
 //! - **Model-build constants**: a few sizes and policies differ under
 //!   loom and shuttle (and Miri), so that the models reach what they are
 //!   for in few steps; each is argued where it is defined: the keyed
-//!   channel's blocks of 2 slots (`LAP`, 31 in production), `Notify`'s
+//!   channel's blocks of 2 slots (`LAP`, the positions a block covers,
+//!   its slots and the next-block marker: 3, and 32 in production),
+//!   `Notify`'s
 //!   wake batch of 2 (`WAKE_BATCH`, 32), the parker's yield before sleeping
 //!   (`YIELD_BEFORE_SLEEP`, off), a blocked sync keyed `send`'s yields
 //!   before it sleeps (`YIELDS_BEFORE_SLEEP` in `keyed/waiting.rs`, 1
