@@ -1852,7 +1852,7 @@ fn async_scope() -> scope::Scope<KeyedSubject<Async>> {
         // Thread 1 owns the receiver.
         ordered_threads: true,
         contract: scope::any_operations,
-        real_time_orders: false,
+        real_time_orders: true,
         regimes: keyed_regimes(),
     }
 }
@@ -2013,7 +2013,7 @@ fn sync_scope() -> scope::Scope<KeyedSubject<Blocking>> {
         post: vec![ReleaseAll, TryRecv, ReleaseAll, TryRecv],
         ordered_threads: true,
         contract: sync_calls_complete,
-        real_time_orders: false,
+        real_time_orders: true,
         regimes,
     }
 }
@@ -2025,7 +2025,11 @@ fn sync_scope() -> scope::Scope<KeyedSubject<Blocking>> {
 /// a release the oldest held; three senders, the main thread's last), then
 /// a blocking call with no outcome must get one from every outcome of the
 /// other thread's call, which must itself have one.
-fn sync_calls_complete(prefix: &[KeyedOp], threads: &[Vec<KeyedOp>]) -> bool {
+fn sync_calls_complete(
+    prefix: &[KeyedOp],
+    threads: &[Vec<KeyedOp>],
+    order: Option<(usize, usize)>,
+) -> bool {
     use crate::harness::linearizability::Spec;
     use kspec::{Op, Ret};
     let mut spec = kspec::Keyed::new(KEYED_CAPACITY, 3);
@@ -2089,6 +2093,25 @@ fn sync_calls_complete(prefix: &[KeyedOp], threads: &[Vec<KeyedOp>]) -> bool {
         to_spec(worker_op, &mut held.clone())
     };
     let blocking = |op: &Option<Op<u8>>| matches!(op, Some(Op::Send(..) | Op::Recv));
+    if let Some((first, _)) = order {
+        // A real-time order: the first thread's call runs alone, so a
+        // blocking one needs an outcome now; the second's then needs one
+        // after every outcome of the first.
+        let (first, second) = if first == 1 {
+            (&receiver, &worker)
+        } else {
+            (&worker, &receiver)
+        };
+        let afters: Vec<kspec::Keyed<u8>> = match first {
+            None => vec![spec.clone()],
+            Some(op) => spec.outcomes(op).into_iter().map(|(_, s)| s).collect(),
+        };
+        return !afters.is_empty()
+            && match second {
+                Some(op) if blocking(second) => afters.iter().all(|a| !a.outcomes(op).is_empty()),
+                _ => true,
+            };
+    }
     let completes = |me: &Option<Op<u8>>, other: &Option<Op<u8>>| {
         let Some(me) = me else { return true };
         if !blocking(&Some(me.clone())) || !spec.outcomes(me).is_empty() {

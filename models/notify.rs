@@ -1472,7 +1472,7 @@ fn notify_scope() -> scope::Scope<NotifySubject> {
         post: vec![Poll(10), Poll(20), Poll(1)],
         ordered_threads: true,
         contract: scope::any_operations,
-        real_time_orders: false,
+        real_time_orders: true,
         regimes: vec![
             regime("empty", vec![], |f| f.notify.internals() == ("empty", 0)),
             regime("permit_stored", vec![NotifyOne], |f| {

@@ -366,7 +366,11 @@ fn permit_found_under_the_lock_is_consumed() {
 /// consumed (P-3), with one or two unparks racing both.
 fn park_scope() -> scope::Scope<ParkSubject> {
     use spec::Op::*;
-    fn one_park_at_most(_prefix: &[spec::Op], threads: &[Vec<spec::Op>]) -> bool {
+    fn one_park_at_most(
+        _prefix: &[spec::Op],
+        threads: &[Vec<spec::Op>],
+        _order: Option<(usize, usize)>,
+    ) -> bool {
         threads[0]
             .iter()
             .filter(|op| matches!(op, Park | ParkTimeout))

@@ -1150,7 +1150,7 @@ fn queue_scope(lengths: (usize, usize)) -> scope::Scope<ScopeQueues> {
         post: drain,
         ordered_threads: true,
         contract: scope::any_operations,
-        real_time_orders: false,
+        real_time_orders: true,
         regimes: vec![
             scope::Regime {
                 name: "empty_at_the_wrap",

@@ -99,11 +99,14 @@ pub struct Scope<P: Subject> {
 
 /// [`Scope::contract`]: whether the threads' operations (the second
 /// argument), after the regime's prefix (the first), are within the
-/// component's contract.
-pub type Contract<Op> = fn(&[Op], &[Vec<Op>]) -> bool;
+/// component's contract; the third, `Some((from, to))`, asks it of a
+/// real-time order (`Scope::real_time_orders`): thread `from` (numbered
+/// from 1) finishes its operations before thread `to` begins, so a
+/// blocking call of `from` cannot be released by `to`.
+pub type Contract<Op> = fn(&[Op], &[Vec<Op>], Option<(usize, usize)>) -> bool;
 
-/// A [`Scope::contract`] that allows every scenario.
-pub fn any_operations<Op>(_: &[Op], _: &[Vec<Op>]) -> bool {
+/// A [`Scope::contract`] that allows every scenario, in every order.
+pub fn any_operations<Op>(_: &[Op], _: &[Vec<Op>], _: Option<(usize, usize)>) -> bool {
     true
 }
 
@@ -148,17 +151,25 @@ fn sequences(alphabet: usize, (min, max): (usize, usize)) -> Vec<Vec<usize>> {
 /// Scenarios left after symmetry, each with the index of its regime.
 pub type Enumerated<Op> = Vec<(usize, Scenario<Op>)>;
 
-/// The scenario itself, and, if `real_time_orders`, one copy per ordered
-/// pair of its threads with a real-time-only hand-off from the first's
-/// last operation to the second's first.
-fn orders<Op: Clone>(scenario: Scenario<Op>, real_time_orders: bool) -> Vec<Scenario<Op>> {
-    let mut out = vec![scenario.clone()];
+/// The real-time orders of `scenario` its contract allows, if
+/// `real_time_orders`: one copy per ordered pair of its threads, with a
+/// real-time-only hand-off from the first's last operation to the
+/// second's first.
+fn orders<Op: Clone>(
+    scenario: &Scenario<Op>,
+    real_time_orders: bool,
+    contract: Contract<Op>,
+) -> Vec<Scenario<Op>> {
+    let mut out = Vec::new();
     if !real_time_orders {
         return out;
     }
     let n = scenario.threads.len();
     for from in 1..=n {
         for to in (1..=n).filter(|&to| to != from) {
+            if !contract(&scenario.init, &scenario.threads, Some((from, to))) {
+                continue;
+            }
             let mut ordered = scenario.clone();
             ordered.handoffs = vec![scenario::Handoff {
                 from: (from, scenario.threads[from - 1].len() - 1),
@@ -203,7 +214,7 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::O
                         .collect()
                 })
                 .collect();
-            if (scope.contract)(&regime.prefix, &threads) {
+            if (scope.contract)(&regime.prefix, &threads, None) {
                 held += 1;
                 let scenario = Scenario {
                     init: regime.prefix.clone(),
@@ -211,7 +222,8 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::O
                     post: scope.post.clone(),
                     handoffs: vec![],
                 };
-                for ordered in orders(scenario, scope.real_time_orders) {
+                let ordered = orders(&scenario, scope.real_time_orders, scope.contract);
+                for ordered in std::iter::once(scenario).chain(ordered) {
                     let (key, ordered) = canonical::<P>(scope, ordered, &choice);
                     if seen.insert((r, key)) {
                         left.push((r, ordered));
@@ -245,8 +257,10 @@ fn canonical<P: Subject>(
     choice: &[usize],
 ) -> (String, Scenario<P::Op>) {
     // The scenario runs with the subject's names (items numbered, keys
-    // renamed), as every scenario does.
-    let runs = P::canonical(scenario);
+    // renamed), as every scenario does; a real-time order whose thread the
+    // subject left with nothing to call (a call on an end the prefix
+    // consumed) is the scenario itself.
+    let runs = P::canonical(scenario).keep_valid_handoffs();
     let mut scenario = runs.clone();
     if !scope.ordered_threads {
         let alphabet = |t: usize| format!("{:?}", scope.threads[t]);

@@ -278,7 +278,11 @@ fn release_stack_push_racing_announcement_and_close() {
 /// pushes racing it.
 fn release_stack_scope(lengths: (usize, usize)) -> scope::Scope<ReleaseStackSubject> {
     use StackOp::*;
-    fn closes_once_then_pushes(_prefix: &[StackOp], threads: &[Vec<StackOp>]) -> bool {
+    fn closes_once_then_pushes(
+        _prefix: &[StackOp],
+        threads: &[Vec<StackOp>],
+        _order: Option<(usize, usize)>,
+    ) -> bool {
         let taker = &threads[0];
         match taker.iter().position(|op| *op == Close) {
             Some(at) => taker[at + 1..].iter().all(|op| matches!(op, Push(_))),

@@ -208,7 +208,7 @@ fn room_scope() -> scope::Scope<RoomSubject> {
         post: vec![TakenNotReceived],
         ordered_threads: true,
         contract: scope::any_operations,
-        real_time_orders: false,
+        real_time_orders: true,
         regimes: vec![
             regime("fresh", vec![], |e| {
                 e.room.internals() == (0, 0, false, false, false)

@@ -224,7 +224,7 @@ fn slot_list_scope() -> scope::Scope<SlotListSubject> {
         post: vec![Pop, Pop],
         ordered_threads: true,
         contract: scope::any_operations,
-        real_time_orders: false,
+        real_time_orders: true,
         regimes: vec![
             regime("fresh", vec![], |e| view(e) == (0, 0, false)),
             regime("one_written", vec![Push(0)], |e| view(e) == (1, 0, false)),

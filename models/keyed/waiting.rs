@@ -446,7 +446,7 @@ fn waiting_scope() -> scope::Scope<WaitingSubject<Async>> {
         post: vec![RecvPolledOnce],
         ordered_threads: false,
         contract: scope::any_operations,
-        real_time_orders: false,
+        real_time_orders: true,
         regimes: waiting_regimes(true),
     }
 }
@@ -510,7 +510,11 @@ fn waiting_regimes<F: WaitingFlavour>(polls: bool) -> Vec<scope::Regime<WaitingS
 /// schedule after `prefix` (the sync flavour cannot give a call up): at
 /// capacity 1, the receiver's receives find values whatever the order,
 /// and every send finds room or meets the close.
-fn waiting_sync_completes(prefix: &[WaitOp], threads: &[Vec<WaitOp>]) -> bool {
+fn waiting_sync_completes(
+    prefix: &[WaitOp],
+    threads: &[Vec<WaitOp>],
+    _order: Option<(usize, usize)>,
+) -> bool {
     let mut queued = 0usize;
     let mut closed = false;
     for op in prefix {

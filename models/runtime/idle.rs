@@ -171,7 +171,15 @@ impl Subject for IdleSubject {
             idle: std::sync::Arc::new(Idle::new(workers)),
             me: usize::MAX,
             stage: ispec::Stage::Running,
-            wakes: std::sync::Arc::new((0..workers).map(|_| scenario::Tokens::default()).collect()),
+            // Carrying: a wake is the worker's `Unparker::unpark`, which
+            // happens-before the park it ends (P-4), so a woken worker
+            // sees the count the push left it (it stops searching from
+            // there). Without it, a worker that saw the push only in real
+            // time (`Scope::real_time_orders`) could read the counts from
+            // before it.
+            wakes: std::sync::Arc::new(
+                (0..workers).map(|_| scenario::Tokens::carrying()).collect(),
+            ),
             prefix_stages: vec![ispec::Stage::Running; workers],
             asleep_from_prefix: false,
         };
@@ -405,7 +413,7 @@ fn idle_scope(lengths: (usize, usize)) -> scope::Scope<IdleSubject> {
         post: vec![Push],
         ordered_threads: true,
         contract: scope::any_operations,
-        real_time_orders: false,
+        real_time_orders: true,
         regimes: vec![
             regime("all_running", vec![], |w| {
                 w.idle.num_unparked() == 2 && w.idle.num_searching() == 0 && !w.idle.handoff_owed()

@@ -299,7 +299,7 @@ fn live_tasks_scope(threads: usize) -> scope::Scope<LiveTasksSubject> {
         post: vec![Complete, Complete, Close],
         ordered_threads: true,
         contract: scope::any_operations,
-        real_time_orders: false,
+        real_time_orders: true,
         regimes: vec![
             regime("empty", vec![], |s| {
                 s.list.internals() == [(0, 0, false); LIVE_SHARDS]

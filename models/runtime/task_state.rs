@@ -730,7 +730,7 @@ fn task_state_scope(pair: (usize, usize)) -> scope::Scope<TaskStateSubject> {
         post: vec![Cleanup],
         ordered_threads: true,
         contract: scope::any_operations,
-        real_time_orders: false,
+        real_time_orders: true,
         regimes: vec![
             regime("spawned", vec![], |p| {
                 let w = p.state.load();
@@ -1045,7 +1045,11 @@ fn join_waker_scope() -> scope::Scope<JoinWakerSubject> {
     use StateOp::*;
     let regime = scope::Regime::<JoinWakerSubject>::new;
     let pending = Poll { ready: false };
-    fn worker_once_handle_ends_with_its_drop(_: &[StateOp], threads: &[Vec<StateOp>]) -> bool {
+    fn worker_once_handle_ends_with_its_drop(
+        _: &[StateOp],
+        threads: &[Vec<StateOp>],
+        _order: Option<(usize, usize)>,
+    ) -> bool {
         let handle = &threads[1];
         threads[0].len() == 1
             && handle

@@ -249,11 +249,10 @@ struct DropStageOnUnwind<'a, F: Future>(&'a Cell<F>);
 
 impl<F: Future> Drop for DropStageOnUnwind<'_, F> {
     fn drop(&mut self) {
-        // SAFETY: RUNNING is ours (rule 1), and the poll's access to the
-        // stage ended with its unwinding.
-        self.0
-            .stage
-            .with_mut(|stage| unsafe { *stage = Stage::Consumed });
+        // RUNNING is ours (rule 1), and the poll's access to the stage
+        // ended with its unwinding. (A panic in the future's drop here is
+        // a second panic during an unwinding: the process aborts.)
+        let _ = drop_stage(self.0);
     }
 }
 
