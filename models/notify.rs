@@ -1443,7 +1443,7 @@ fn complete_scenarios() {
 /// notifications racing over the list or the permit. Not reachable in any
 /// scope: the generation wrapping (2^62 `notify_waiters` calls on 64-bit
 /// targets).
-fn notify_scope() -> scope::Scope<NotifySubject> {
+fn notify_scope(threads: usize, lengths: (usize, usize)) -> scope::Scope<NotifySubject> {
     use NotifyOp::*;
     fn alphabet(future: u64) -> Vec<NotifyOp> {
         vec![
@@ -1466,13 +1466,23 @@ fn notify_scope() -> scope::Scope<NotifySubject> {
         })
     }
     scope::Scope {
-        name: "notify-2x1",
-        threads: vec![alphabet(10), alphabet(20)],
-        lengths: (1, 1),
-        post: vec![Poll(10), Poll(20), Poll(1)],
+        name: match (threads, lengths.1) {
+            (2, 1) => "notify-2x1",
+            (3, 1) => "notify-3x1",
+            (2, 2) => "notify-2x2",
+            other => unreachable!("no notify scope {other:?}"),
+        },
+        threads: (1..=threads as u64).map(|t| alphabet(t * 10)).collect(),
+        lengths,
+        post: (1..=threads as u64)
+            .map(|t| Poll(t * 10))
+            .chain([Poll(1)])
+            .collect(),
         ordered_threads: true,
         contract: scope::any_operations,
-        real_time_orders: true,
+        // The main job's scope only: its real-time orders are cheap; one
+        // size up, they would multiply scenarios that are costly already.
+        real_time_orders: threads == 2 && lengths.1 == 1,
         regimes: vec![
             regime("empty", vec![], |f| f.notify.internals() == ("empty", 0)),
             regime("permit_stored", vec![NotifyOne], |f| {
@@ -1563,5 +1573,37 @@ fn notify_scope() -> scope::Scope<NotifySubject> {
 /// Checks: N-1, N-2, N-3, N-4, N-5.
 #[test]
 fn scope_complete() {
-    scope::every_scenario(model!(), notify_scope());
+    scope::every_scenario(model!(), notify_scope(2, (1, 1)));
+}
+
+/// `Notify`'s scope one thread up (notify-3x1): three threads, one
+/// operation each of the same alphabet (each thread's own future), from
+/// the same twelve regimes, then the main thread polls every thread's
+/// future and one of its own. Three calls at once are what two
+/// notifications racing a registration, or a notification racing two
+/// drops of chosen waiters, need. Each scenario complete within the
+/// budget, or at the highest preemption bound that finishes for it; under
+/// shuttle, every scenario under PCT.
+///
+/// Scope: notify-3x1 (three threads, one operation each of 8, from 12 regimes)
+///
+/// Checks: N-1, N-2, N-3, N-4, N-5.
+#[test]
+fn scope_three_threads_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(model!().nightly(), notify_scope(3, (1, 1)));
+}
+
+/// `Notify`'s scope one call up (notify-2x2): two threads, one or two
+/// operations each of the same alphabet, from the same twelve regimes.
+/// Two calls on a thread are what a registration followed by its own
+/// drop or waker change, racing a notification, needs. Each scenario
+/// complete within the budget, or at the highest preemption bound that
+/// finishes for it; under shuttle, every scenario under PCT.
+///
+/// Scope: notify-2x2 (two threads, one or two operations each of 8, from 12 regimes)
+///
+/// Checks: N-1, N-2, N-3, N-4, N-5.
+#[test]
+fn scope_two_ops_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(model!().nightly(), notify_scope(2, (1, 2)));
 }

@@ -774,6 +774,28 @@ pub(super) struct Ran {
     real_time: Option<Pass>,
 }
 
+impl Ran {
+    /// A run of `executions` executions of one scenario outside loom (a
+    /// PCT run: `scope::every_scenario_complete_or_bounded`), `reordered`
+    /// of them reordering its calls, every history checked.
+    pub(super) fn from_runs(
+        executions: usize,
+        reordered: usize,
+        time: std::time::Duration,
+    ) -> Self {
+        Ran {
+            first: Pass {
+                executions,
+                bound: None,
+                reordered,
+                checked: executions,
+                time,
+            },
+            real_time: None,
+        }
+    }
+}
+
 /// One exploration of a scenario.
 struct Pass {
     executions: usize,
@@ -1061,6 +1083,85 @@ pub(super) fn run_one<P: Subject>(scenario: &Arc<Scenario<P::Op>>, budget: usize
         pass
     });
     Ran { first, real_time }
+}
+
+/// What a PCT run of one scenario found out about it: how many
+/// executions ran and the most scheduling steps any took (the `k` of
+/// PCT's bound), and how many of them reordered the calls.
+pub(super) struct PctRun {
+    pub executions: usize,
+    pub max_steps: usize,
+    pub reordered: usize,
+}
+
+/// Runs `scenario` `iterations` times under shuttle's PCT scheduler of
+/// depth `depth` (Burckhardt et al., ASPLOS 2010), every execution's
+/// history checked, counting each execution's scheduling steps (a step is
+/// one choice of the next task: shuttle's own measure, the `k` its PCT
+/// draws its change points from).
+#[cfg(shuttle)]
+pub(super) fn pct_run<P: Subject>(
+    scenario: &Arc<Scenario<P::Op>>,
+    depth: usize,
+    iterations: usize,
+    seed: u64,
+) -> PctRun {
+    use shuttle::scheduler::{PctScheduler, Schedule, Scheduler, Task, TaskId};
+
+    /// A scheduler that counts the steps of each execution of the one it
+    /// wraps, and keeps the most.
+    struct Counting<S> {
+        inner: S,
+        steps: usize,
+        max_steps: Arc<AtomicUsize>,
+    }
+
+    impl<S: Scheduler> Scheduler for Counting<S> {
+        fn new_execution(&mut self) -> Option<Schedule> {
+            self.max_steps.fetch_max(self.steps, SeqCst);
+            self.steps = 0;
+            self.inner.new_execution()
+        }
+
+        fn next_task(
+            &mut self,
+            runnable: &[&Task],
+            current: Option<TaskId>,
+            is_yielding: bool,
+        ) -> Option<TaskId> {
+            self.steps += 1;
+            self.inner.next_task(runnable, current, is_yielding)
+        }
+
+        fn next_u64(&mut self) -> u64 {
+            self.inner.next_u64()
+        }
+    }
+
+    let max_steps = Arc::new(AtomicUsize::new(0));
+    let executions = Arc::new(AtomicUsize::new(0));
+    let reordered = Arc::new(AtomicUsize::new(0));
+    let scheduler = Counting {
+        inner: PctScheduler::new_from_seed(seed, depth, iterations),
+        steps: 0,
+        max_steps: max_steps.clone(),
+    };
+    let runner = shuttle::Runner::new(scheduler, shuttle::Config::new());
+    {
+        let (scenario, executions, reordered) =
+            (scenario.clone(), executions.clone(), reordered.clone());
+        runner.run(move || {
+            executions.fetch_add(1, SeqCst);
+            if execute::<P>(&scenario, true) {
+                reordered.fetch_add(1, SeqCst);
+            }
+        });
+    }
+    PctRun {
+        executions: executions.load(SeqCst),
+        max_steps: max_steps.load(SeqCst),
+        reordered: reordered.load(SeqCst),
+    }
 }
 
 /// One exploration of `scenario`, every execution checked: complete within

@@ -309,6 +309,56 @@ fn canonical<P: Subject>(
 /// under loom, a history or the ledger failed, or a regime was never
 /// reached.
 pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
+    run_scope(model, scope, Claim::Complete);
+}
+
+/// A scope one size up from a component's complete one (three threads of
+/// one call, or two threads of one or two calls): as [`every_scenario`],
+/// but under loom a scenario that does not finish complete within the
+/// budget runs, in each pass, at the highest preemption bound that does,
+/// and the run does not fail for it: the result line says how many
+/// finished complete and the lowest bound of the rest
+/// (`complete=X bounded=Y(lowest_bound=N)`), which the status states
+/// ("complete in scope S for X of Y scenarios, bounded at N for the
+/// rest"). Under shuttle every scenario runs, not a sample, under PCT at
+/// depths 2 and 3, [`pct_iterations`] times each, and the result line
+/// gives the lower bound PCT guarantees, per run, of finding a bug of
+/// each depth, for the scope's weakest scenario (see [`pct_bound`]).
+pub fn every_scenario_complete_or_bounded<P: Subject>(model: Model, scope: Scope<P>) {
+    run_scope(model, scope, Claim::CompleteOrBounded);
+}
+
+/// What a scope's run claims, and so what it requires.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Claim {
+    /// Every scenario complete under loom, in both passes.
+    Complete,
+    /// Each scenario complete, or at the highest bound that finishes.
+    CompleteOrBounded,
+}
+
+/// `MODELSYNC_SCOPE_PCT_ITERS`: PCT runs per scenario and depth of a
+/// one-size-up scope under shuttle (default 20).
+pub fn pct_iterations() -> usize {
+    std::env::var("MODELSYNC_SCOPE_PCT_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20)
+}
+
+/// PCT's guarantee (Burckhardt, Kothari, Musuvathi and Nagarakatte, "A
+/// randomized scheduler with probabilistic guarantees of finding bugs",
+/// ASPLOS 2010, Theorem 1): one run of depth `depth` over `threads` threads
+/// and `steps` steps finds a given bug of that depth with probability at
+/// least `1 / (threads * steps^(depth - 1))`; `runs` independent runs miss
+/// it with probability at most `(1 - p)^runs`. Returns the probability
+/// that `runs` runs find it.
+pub fn pct_bound(threads: usize, steps: usize, depth: u32, runs: usize) -> f64 {
+    let per_run = 1.0 / (threads as f64 * (steps.max(1) as f64).powi(depth as i32 - 1));
+    1.0 - (1.0 - per_run).powi(runs as i32)
+}
+
+fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
     if !model.runs_in_this_tier() {
         return;
     }
@@ -318,11 +368,19 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
     let ordered = left.iter().filter(|(_, s)| !s.handoffs.is_empty()).count();
     let distinct = left.len() - ordered;
     // Outside loom, a sample: evenly spaced within each regime, so that
-    // every regime is started from (and its reach required).
-    let chosen: Vec<&(usize, Scenario<P::Op>)> = if cfg!(loom) {
+    // every regime is started from (and its reach required); every
+    // scenario of a one-size-up scope under shuttle's PCT.
+    let pct = cfg!(shuttle) && claim == Claim::CompleteOrBounded;
+    // `MODELSYNC_SCOPE_SAMPLE=N`: about N scenarios, spaced as outside
+    // loom, to measure what a scope costs before running it whole; the
+    // result line then says `sampled=`, and claims nothing of the scope.
+    let sample: Option<usize> = std::env::var("MODELSYNC_SCOPE_SAMPLE")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let chosen: Vec<&(usize, Scenario<P::Op>)> = if (cfg!(loom) || pct) && sample.is_none() {
         left.iter().collect()
     } else {
-        let per_regime = (NOT_LOOM_MAX / scope.regimes.len()).max(1);
+        let per_regime = (sample.unwrap_or(NOT_LOOM_MAX) / scope.regimes.len()).max(1);
         (0..scope.regimes.len())
             .flat_map(|r| {
                 let mine: Vec<&(usize, Scenario<P::Op>)> =
@@ -336,7 +394,11 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
         Arc::new(scope.regimes.iter().map(|_| AtomicUsize::new(0)).collect());
     let budget = scenario::complete_budget();
     let mut totals = Vec::new();
-    for (r, scenario) in chosen {
+    // Under PCT: each depth's weakest guarantee over the scenarios, and
+    // the most threads and steps seen.
+    let mut weakest = [1.0f64, 1.0f64];
+    let (mut most_threads, mut most_steps) = (0, 0);
+    for (index, (r, scenario)) in chosen.into_iter().enumerate() {
         let check = scope.regimes[*r].reached;
         let counter = reached.clone();
         let r = *r;
@@ -351,7 +413,17 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
         let scenario = Arc::new(scenario.clone());
         let ran = scenario::with_after_init(hook, || {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                scenario::run_one::<P>(&scenario, budget)
+                if pct {
+                    let (ran, found) = pct_scenario::<P>(&scenario, index);
+                    for (weak, bound) in weakest.iter_mut().zip(found.bounds) {
+                        *weak = weak.min(bound);
+                    }
+                    most_threads = most_threads.max(found.threads);
+                    most_steps = most_steps.max(found.steps);
+                    ran
+                } else {
+                    scenario::run_one::<P>(&scenario, budget)
+                }
             }))
         });
         match ran {
@@ -401,12 +473,69 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
         } else {
             String::new()
         },
-        if cfg!(loom) {
-            String::new()
-        } else {
-            format!(" ran={}", totals.len())
+        match sample {
+            Some(_) => format!(" sampled={}", totals.len()),
+            None if cfg!(loom) || pct => String::new(),
+            None => format!(" ran={}", totals.len()),
         }
-    );
-    scenario::report_totals::<P>(model, &shape, &totals, budget, start, &counts, "");
-    scenario::require_complete(&name, &totals, budget);
+    ) + match claim {
+        Claim::Complete => "",
+        Claim::CompleteOrBounded => " claim=complete_or_bounded",
+    };
+    let extra = if pct {
+        format!(
+            " pct[depths=2,3 runs_per_depth={} most_threads={most_threads} most_steps={most_steps} \
+             depth2_lower_bound={:.4} depth3_lower_bound={:.6}]",
+            pct_iterations(),
+            weakest[0],
+            weakest[1]
+        )
+    } else {
+        String::new()
+    };
+    scenario::report_totals::<P>(model, &shape, &totals, budget, start, &counts, &extra);
+    if claim == Claim::Complete {
+        scenario::require_complete(&name, &totals, budget);
+    }
+}
+
+/// What PCT guarantees for one scenario: its threads (the main thread
+/// included), its most steps, and the lower bound for depths 2 and 3.
+struct PctFound {
+    threads: usize,
+    steps: usize,
+    bounds: [f64; 2],
+}
+
+/// One scenario of a one-size-up scope under shuttle: PCT at depths 2 and
+/// 3, [`pct_iterations`] runs each, seeded by the scenario's index.
+#[cfg(shuttle)]
+fn pct_scenario<P: Subject>(
+    scenario: &Arc<Scenario<P::Op>>,
+    index: usize,
+) -> (scenario::Ran, PctFound) {
+    let start = Instant::now();
+    let runs = pct_iterations();
+    let seed = 24301 + index as u64;
+    let two = scenario::pct_run::<P>(scenario, 2, runs, seed);
+    let three = scenario::pct_run::<P>(scenario, 3, runs, seed);
+    let threads = scenario.threads.len() + 1;
+    let steps = two.max_steps.max(three.max_steps);
+    let found = PctFound {
+        threads,
+        steps,
+        bounds: [
+            pct_bound(threads, steps, 2, runs),
+            pct_bound(threads, steps, 3, runs),
+        ],
+    };
+    let executions = two.executions + three.executions;
+    let ran =
+        scenario::Ran::from_runs(executions, two.reordered + three.reordered, start.elapsed());
+    (ran, found)
+}
+
+#[cfg(not(shuttle))]
+fn pct_scenario<P: Subject>(_: &Arc<Scenario<P::Op>>, _: usize) -> (scenario::Ran, PctFound) {
+    unreachable!("PCT runs under shuttle only")
 }
