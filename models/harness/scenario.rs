@@ -981,6 +981,8 @@ pub(super) fn report_totals<P: Subject>(
             let (scenarios, rest) = scenarios.split_once(' ').unwrap_or((&scenarios, ""));
             format!("{scenarios} {setting} {rest} budget={budget}_executions")
         }
+        // A scope's PCT tier says its own setting (`pct[...]`, in `extra`).
+        _ if extra.contains(" pct[") => format!("scenarios={} {setting}", totals.len()),
         _ => format!(
             "scenarios={} {setting} {}",
             totals.len(),

@@ -321,7 +321,7 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
 /// (`complete=X bounded=Y(lowest_bound=N)`), which the status states
 /// ("complete in scope S for X of Y scenarios, bounded at N for the
 /// rest"). Under shuttle every scenario runs, not a sample, under PCT at
-/// depths 2 and 3, [`pct_iterations`] times each, and the result line
+/// depths 2 and 3, [`pct_iterations`] runs each, and the result line
 /// gives the lower bound PCT guarantees, per run, of finding a bug of
 /// each depth, for the scope's weakest scenario (see [`pct_bound`]).
 pub fn every_scenario_complete_or_bounded<P: Subject>(model: Model, scope: Scope<P>) {
@@ -337,14 +337,22 @@ enum Claim {
     CompleteOrBounded,
 }
 
-/// `MODELSYNC_SCOPE_PCT_ITERS`: PCT runs per scenario and depth of a
-/// one-size-up scope under shuttle (default 20).
-pub fn pct_iterations() -> usize {
+/// PCT runs per scenario and depth of a one-size-up scope under shuttle:
+/// `MODELSYNC_SCOPE_PCT_ITERS`, or, unset, as many as spread
+/// [`PCT_RUNS_PER_SCOPE`] runs of each depth over the scope's `scenarios`
+/// (at least 2, at most 1,000), so that a pull request's shuttle run
+/// costs about the same for every scope; the result line states the
+/// guarantee that gives.
+pub fn pct_iterations(scenarios: usize) -> usize {
     std::env::var("MODELSYNC_SCOPE_PCT_ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(20)
+        .unwrap_or_else(|| (PCT_RUNS_PER_SCOPE / scenarios.max(1)).clamp(2, 1_000))
 }
+
+/// PCT runs of each depth a one-size-up scope spreads over its scenarios
+/// under shuttle, unless `MODELSYNC_SCOPE_PCT_ITERS` says otherwise.
+pub const PCT_RUNS_PER_SCOPE: usize = 100_000;
 
 /// PCT's guarantee (Burckhardt, Kothari, Musuvathi and Nagarakatte, "A
 /// randomized scheduler with probabilistic guarantees of finding bugs",
@@ -396,6 +404,7 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
     let mut totals = Vec::new();
     // Under PCT: each depth's weakest guarantee over the scenarios, and
     // the most threads and steps seen.
+    let runs = pct_iterations(chosen.len());
     let mut weakest = [1.0f64, 1.0f64];
     let (mut most_threads, mut most_steps) = (0, 0);
     for (index, (r, scenario)) in chosen.into_iter().enumerate() {
@@ -414,7 +423,7 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
         let ran = scenario::with_after_init(hook, || {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 if pct {
-                    let (ran, found) = pct_scenario::<P>(&scenario, index);
+                    let (ran, found) = pct_scenario::<P>(&scenario, index, runs);
                     for (weak, bound) in weakest.iter_mut().zip(found.bounds) {
                         *weak = weak.min(bound);
                     }
@@ -484,11 +493,9 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
     };
     let extra = if pct {
         format!(
-            " pct[depths=2,3 runs_per_depth={} most_threads={most_threads} most_steps={most_steps} \
-             depth2_lower_bound={:.4} depth3_lower_bound={:.6}]",
-            pct_iterations(),
-            weakest[0],
-            weakest[1]
+            " pct[depths=2,3 runs_per_depth={runs} most_threads={most_threads} \
+             most_steps={most_steps} depth2_lower_bound={:.4} depth3_lower_bound={:.6}]",
+            weakest[0], weakest[1]
         )
     } else {
         String::new()
@@ -513,9 +520,9 @@ struct PctFound {
 fn pct_scenario<P: Subject>(
     scenario: &Arc<Scenario<P::Op>>,
     index: usize,
+    runs: usize,
 ) -> (scenario::Ran, PctFound) {
     let start = Instant::now();
-    let runs = pct_iterations();
     let seed = 24301 + index as u64;
     let two = scenario::pct_run::<P>(scenario, 2, runs, seed);
     let three = scenario::pct_run::<P>(scenario, 3, runs, seed);
@@ -536,6 +543,10 @@ fn pct_scenario<P: Subject>(
 }
 
 #[cfg(not(shuttle))]
-fn pct_scenario<P: Subject>(_: &Arc<Scenario<P::Op>>, _: usize) -> (scenario::Ran, PctFound) {
+fn pct_scenario<P: Subject>(
+    _: &Arc<Scenario<P::Op>>,
+    _: usize,
+    _: usize,
+) -> (scenario::Ran, PctFound) {
     unreachable!("PCT runs under shuttle only")
 }
