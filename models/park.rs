@@ -364,7 +364,7 @@ fn permit_found_under_the_lock_is_consumed() {
 /// an unpark (found before the lock, under it, or after the sleep), then
 /// the permit query that shows whether the permit the park found was
 /// consumed (P-3), with one or two unparks racing both.
-fn park_scope() -> scope::Scope<ParkSubject> {
+fn park_scope(threads: usize) -> scope::Scope<ParkSubject> {
     use spec::Op::*;
     fn one_park_at_most(
         _prefix: &[spec::Op],
@@ -381,11 +381,20 @@ fn park_scope() -> scope::Scope<ParkSubject> {
         h.parker.as_ref().expect("the main thread's").has_permit()
     }
     scope::Scope {
-        name: "park-2x2",
-        threads: vec![vec![Park, ParkTimeout, HasPermit, Unpark], vec![Unpark]],
+        name: match threads {
+            2 => "park-2x2",
+            3 => "park-3x2",
+            other => unreachable!("no park scope of {other} threads"),
+        },
+        threads: [
+            vec![vec![Park, ParkTimeout, HasPermit, Unpark]],
+            vec![vec![Unpark]; threads - 1],
+        ]
+        .concat(),
         lengths: (1, 2),
         post: vec![HasPermit],
-        ordered_threads: true,
+        // The owner is thread 1; the unparkers are interchangeable.
+        ordered_threads: false,
         contract: one_park_at_most,
         real_time_orders: false,
         regimes: vec![
@@ -418,5 +427,20 @@ fn park_scope() -> scope::Scope<ParkSubject> {
 /// Checks: P-1, P-2, P-3.
 #[test]
 fn scope_complete() {
-    scope::every_scenario(model!(), park_scope());
+    scope::every_scenario(model!(), park_scope(2));
+}
+
+/// The parker's scope one thread up (park-3x2, which holds park-3x1): the
+/// owner with one or two operations, at most one a park, and two
+/// unparking threads, each unparking once or twice, from the same three
+/// regimes; each scenario complete within the budget or at the highest
+/// preemption bound that finishes for it. Three at once are what two
+/// unparks racing one park (one permit stored, one wake, P-2) need.
+///
+/// Scope: park-3x2 (the owner with one or two operations of 4, at most one a park, and two threads unparking once or twice, from 3 regimes)
+///
+/// Checks: P-1, P-2, P-3.
+#[test]
+fn scope_three_threads_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(model!().nightly(), park_scope(3));
 }

@@ -285,21 +285,25 @@ fn live_tasks_complete_scenarios() {
 /// third thread: the nightly's scope, and the main job's drawn
 /// three-thread scenarios (`live_tasks_complete_scenarios`): every
 /// scenario with three threads costs far more than with two (HISTORY.md).
-fn live_tasks_scope(threads: usize) -> scope::Scope<LiveTasksSubject> {
+fn live_tasks_scope(threads: usize, lengths: (usize, usize)) -> scope::Scope<LiveTasksSubject> {
     use LiveOp::*;
     let regime = scope::Regime::<LiveTasksSubject>::new;
     let alphabet = vec![Spawn, Complete, Close];
     scope::Scope {
-        name: match threads {
-            2 => "live-tasks-2x1",
-            _ => "live-tasks-3x1",
+        name: match (threads, lengths.1) {
+            (2, 1) => "live-tasks-2x1",
+            (3, 1) => "live-tasks-3x1",
+            (2, 2) => "live-tasks-2x2",
+            other => unreachable!("no live-task scope {other:?}"),
         },
         threads: vec![alphabet; threads],
-        lengths: (1, 1),
-        post: vec![Complete, Complete, Close],
+        lengths,
+        // Completes what the threads can have listed, then closes.
+        post: [vec![Complete; 2 + threads * lengths.1 - 2], vec![Close]].concat(),
         ordered_threads: true,
         contract: scope::any_operations,
-        real_time_orders: true,
+        // The main job's scope only (see `notify_scope`).
+        real_time_orders: threads == 2 && lengths.1 == 1,
         regimes: vec![
             regime("empty", vec![], |s| {
                 s.list.internals() == [(0, 0, false); LIVE_SHARDS]
@@ -330,16 +334,31 @@ fn live_tasks_scope(threads: usize) -> scope::Scope<LiveTasksSubject> {
 /// Checks: R-11.
 #[test]
 fn live_tasks_scope_complete() {
-    scope::every_scenario(model!(), live_tasks_scope(2));
+    scope::every_scenario(model!(), live_tasks_scope(2, (1, 1)));
 }
 
-/// The nightly's scope of the live-task list: as
-/// `live_tasks_scope_complete`, three threads.
+/// The live-task list's scope one thread up (live-tasks-3x1): as
+/// `live_tasks_scope_complete`, three threads, each scenario complete
+/// within the budget or at the highest preemption bound that finishes
+/// for it. Three at once are what two spawns racing a close over two
+/// shards need.
 ///
 /// Scope: live-tasks-3x1 (three threads, one operation each of 3, from 5 regimes)
 ///
 /// Checks: R-11.
 #[test]
-fn live_tasks_scope_three_threads_complete() {
-    scope::every_scenario(model!().nightly(), live_tasks_scope(3));
+fn live_tasks_scope_three_threads_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(model!().nightly(), live_tasks_scope(3, (1, 1)));
+}
+
+/// The live-task list's scope one call up (live-tasks-2x2): two threads,
+/// one or two operations each, as above. Two calls on a thread are what a
+/// spawn and the completion of what it listed, racing a close, need.
+///
+/// Scope: live-tasks-2x2 (two threads, one or two operations each of 3, from 5 regimes)
+///
+/// Checks: R-11.
+#[test]
+fn live_tasks_scope_two_ops_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(model!().nightly(), live_tasks_scope(2, (1, 2)));
 }
