@@ -337,6 +337,20 @@ enum Claim {
     CompleteOrBounded,
 }
 
+/// The loom budget of each pass of a one-size-up scope's scenario:
+/// `MODELSYNC_BOUNDED_SCOPE_BUDGET` (default 50,000 executions), within
+/// which it runs complete or climbs to its highest finishing bound. Not
+/// the complete runs' `MODELSYNC_COMPLETE_BUDGET`, which the nightly
+/// raises for scopes that must finish complete: a larger budget here
+/// would buy a few scenarios a complete run at the cost of every bounded
+/// one spending it first.
+pub fn bounded_scope_budget() -> usize {
+    std::env::var("MODELSYNC_BOUNDED_SCOPE_BUDGET")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50_000)
+}
+
 /// PCT runs per scenario and depth of a one-size-up scope under shuttle:
 /// `MODELSYNC_SCOPE_PCT_ITERS`, or, unset, as many as spread
 /// [`PCT_RUNS_PER_SCOPE`] runs of each depth over the scope's `scenarios`
@@ -400,7 +414,10 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
     };
     let reached: Arc<Vec<AtomicUsize>> =
         Arc::new(scope.regimes.iter().map(|_| AtomicUsize::new(0)).collect());
-    let budget = scenario::complete_budget();
+    let budget = match claim {
+        Claim::Complete => scenario::complete_budget(),
+        Claim::CompleteOrBounded => bounded_scope_budget(),
+    };
     let mut totals = Vec::new();
     // Under PCT: each depth's weakest guarantee over the scenarios, and
     // the most threads and steps seen.

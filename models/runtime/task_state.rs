@@ -710,7 +710,7 @@ fn task_state_complete_scenarios() {
 /// the drawn scenarios of three parties are the nightly's
 /// (`task_state_generated_scenarios`), and the main job's drawn ones of
 /// two (`task_state_complete_scenarios`).
-fn task_state_scope(pair: (usize, usize)) -> scope::Scope<TaskStateSubject> {
+fn task_state_scope(parties: &[usize], lengths: (usize, usize)) -> scope::Scope<TaskStateSubject> {
     use StateOp::*;
     let regime = scope::Regime::<TaskStateSubject>::new;
     let pending = Poll { ready: false };
@@ -721,16 +721,21 @@ fn task_state_scope(pair: (usize, usize)) -> scope::Scope<TaskStateSubject> {
         vec![Abort, JoinPoll, DropHandle],
     ];
     scope::Scope {
-        name: match pair {
-            (1, 2) => "task-state-worker-waker",
-            _ => "task-state-worker-handle",
+        name: match (parties, lengths.1) {
+            ([1, 2], 1) => "task-state-worker-waker",
+            ([1, 3], 1) => "task-state-worker-handle",
+            ([1, 2], 2) => "task-state-worker-waker-2x2",
+            ([1, 3], 2) => "task-state-worker-handle-2x2",
+            ([1, 2, 3], 1) => "task-state-3x1",
+            other => unreachable!("no task-state scope {other:?}"),
         },
-        threads: vec![alphabets[pair.0 - 1].clone(), alphabets[pair.1 - 1].clone()],
-        lengths: (1, 1),
+        threads: parties.iter().map(|&p| alphabets[p - 1].clone()).collect(),
+        lengths,
         post: vec![Cleanup],
         ordered_threads: true,
         contract: scope::any_operations,
-        real_time_orders: true,
+        // The main job's scopes only (see `notify_scope`).
+        real_time_orders: parties.len() == 2 && lengths.1 == 1,
         regimes: vec![
             regime("spawned", vec![], |p| {
                 let w = p.state.load();
@@ -793,7 +798,7 @@ fn task_state_scope(pair: (usize, usize)) -> scope::Scope<TaskStateSubject> {
 /// Checks.
 #[test]
 fn task_state_scope_worker_and_waker_complete() {
-    scope::every_scenario(model!(), task_state_scope((1, 2)));
+    scope::every_scenario(model!(), task_state_scope(&[1, 2], (1, 1)));
 }
 
 /// As `task_state_scope_worker_and_waker_complete`, for the worker and
@@ -804,7 +809,57 @@ fn task_state_scope_worker_and_waker_complete() {
 /// Checks.
 #[test]
 fn task_state_scope_worker_and_handle_complete() {
-    scope::every_scenario(model!(), task_state_scope((1, 3)));
+    scope::every_scenario(model!(), task_state_scope(&[1, 3], (1, 1)));
+}
+
+/// The task state word's scope one party up (task-state-3x1): the worker,
+/// a waker's holder and the `JoinHandle` at once, one operation each,
+/// from the same nine regimes; each scenario complete within the budget
+/// or at the highest preemption bound that finishes for it. Three at once
+/// are what a wake racing an abort racing the poll that completes, or a
+/// handle's drop racing a wake and a completion, need.
+///
+/// Scope: task-state-3x1 (the worker with one operation of 2, the waker's holder with one of 4, the handle with one of 3, from 9 regimes)
+///
+/// Checks.
+#[test]
+fn task_state_scope_three_parties_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        task_state_scope(&[1, 2, 3], (1, 1)),
+    );
+}
+
+/// The task state word's scope one call up, the worker and a waker's
+/// holder (task-state-worker-waker-2x2): one or two operations each, as
+/// above. Two calls on a party are what a wake and a second wake (or a
+/// clone and its drop) racing two polls need.
+///
+/// Scope: task-state-worker-waker-2x2 (the worker with one or two operations of 2, the waker's holder with one or two of 4, from 9 regimes)
+///
+/// Checks.
+#[test]
+fn task_state_scope_worker_and_waker_two_ops_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        task_state_scope(&[1, 2], (1, 2)),
+    );
+}
+
+/// The task state word's scope one call up, the worker and the
+/// `JoinHandle` (task-state-worker-handle-2x2): one or two operations
+/// each, as above. Two calls on a party are what an abort and a join poll
+/// racing a poll and the completion need.
+///
+/// Scope: task-state-worker-handle-2x2 (the worker with one or two operations of 2, the handle with one or two of 3, from 9 regimes)
+///
+/// Checks.
+#[test]
+fn task_state_scope_worker_and_handle_two_ops_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        task_state_scope(&[1, 3], (1, 2)),
+    );
 }
 
 /// The join-waker hand-off, a component of its own on the task state
