@@ -5,7 +5,7 @@
 //! |------------------|---------------------------------------------------------------------|
 //! | `--cfg loom`     | `loom::model::Builder`: no preemption bound (complete) unless the model declares one, or `LOOM_MAX_PREEMPTIONS` overrides it (`none` for unbounded) |
 //! | `--cfg shuttle`  | random then PCT schedules, `MODELSYNC_SHUTTLE_ITERS` each (default 1000), seed `SHUTTLE_RANDOM_SEED` (default 24301), PCT depth `MODELSYNC_SHUTTLE_PCT_DEPTH` (default 3), optional time budget `MODELSYNC_SHUTTLE_SECS` |
-//! | neither          | `MODELSYNC_STRESS_ITERS` (default 200) repetitions on real threads |
+//! | neither          | `MODELSYNC_STRESS_ITERS` (default [`STRESS_ITERS`]; the nightly's more) repetitions on real threads |
 //!
 //! A model's name is derived, never typed: [`model!`] takes it from the
 //! module path and the test function (`queue::basic`), which is also the
@@ -213,6 +213,12 @@ impl Tally {
         self.0.load(Relaxed)
     }
 }
+
+/// A std stress run's repetitions unless `MODELSYNC_STRESS_ITERS` says
+/// otherwise: what `cargo test` runs, where a model's std run only shows
+/// that its scenario runs on real threads (it promises no interleaving).
+/// The nightly's std stage runs many more (`ci/nightly`).
+pub const STRESS_ITERS: usize = 50;
 
 fn env_parse<T: std::str::FromStr>(name: &str, what: &str) -> Option<T> {
     let value = std::env::var(name).ok()?;
@@ -718,7 +724,7 @@ pub fn backend_setting() -> String {
             env_parse::<usize>("MODELSYNC_STRESS_ITERS", "a number").unwrap_or(if cfg!(miri) {
                 2
             } else {
-                200
+                STRESS_ITERS
             })
         )
     }
@@ -955,7 +961,7 @@ fn run(
     _counters: &Counters,
     scenario: Arc<dyn Fn() + Send + Sync>,
 ) -> (&'static str, String) {
-    let default = if cfg!(miri) { 2 } else { 200 };
+    let default = if cfg!(miri) { 2 } else { STRESS_ITERS };
     let iters = env_parse("MODELSYNC_STRESS_ITERS", "a number").unwrap_or(default);
     for _ in 0..iters {
         scenario();
