@@ -999,6 +999,20 @@ impl<const RING_CAP: usize, const START: u32> Subject for QueueSubject<RING_CAP,
         }
     }
 
+    /// A ring is a part, and so is the inject queue: a push may overflow
+    /// into it, a steal touches the ring it takes from and the one it
+    /// fills.
+    fn footprint(op: &qspec::Op) -> Option<u64> {
+        use qspec::Op;
+        const INJECT: u64 = 1 << 63;
+        Some(match *op {
+            Op::Push(ring, _) => 1 << ring | INJECT,
+            Op::Pop(ring) => 1 << ring,
+            Op::Steal { from, into } => 1 << from | 1 << into,
+            Op::InjectPush(_) | Op::InjectPop | Op::OverflowLands(_) => INJECT,
+        })
+    }
+
     fn rust(op: &qspec::Op) -> String {
         format!("Op::{op:?}")
     }

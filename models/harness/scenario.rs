@@ -177,6 +177,18 @@ pub trait Subject: 'static {
     fn canonical(scenario: Scenario<Self::Op>) -> Scenario<Self::Op> {
         scenario
     }
+    /// The parts of the primitive `op` reads or writes, as a set of bits
+    /// (one per part: a ring, the inject queue, ...), if the subject can
+    /// say: operations with disjoint parts touch disjoint memory, so they
+    /// commute (every interleaving of them is equivalent to one order: the
+    /// independence that dynamic partial-order reduction rests on,
+    /// Flanagan and Godefroid, POPL 2005). A one-size-up scope uses it
+    /// to leave out a scenario with a thread independent of all the others
+    /// (`scope.rs`, "Commuting threads"). `None` (the default): every part.
+    fn footprint(op: &Self::Op) -> Option<u64> {
+        let _ = op;
+        None
+    }
     /// The scenarios to draw.
     fn scenarios() -> BoxedStrategy<Scenario<Self::Op>>;
 }

@@ -182,11 +182,49 @@ fn orders<Op: Clone>(
     out
 }
 
+/// Whether one of `threads` calls only operations whose parts
+/// ([`Subject::footprint`]) are disjoint from every other thread's: such
+/// a thread commutes with the rest, so every execution of the scenario
+/// is one of the other threads' scenario with this thread's calls before
+/// or after it, checked by the smaller scope (one thread fewer), which
+/// runs complete in the main job, and by the sequential specification.
+/// A subject that cannot say (`None`) has no independent thread.
+fn has_independent_thread<P: Subject>(threads: &[Vec<P::Op>]) -> bool {
+    let parts: Option<Vec<u64>> = threads
+        .iter()
+        .map(|ops| {
+            ops.iter()
+                .map(P::footprint)
+                .try_fold(0, |all, p| p.map(|p| all | p))
+        })
+        .collect();
+    let Some(parts) = parts else { return false };
+    (0..parts.len()).any(|t| {
+        let others = parts
+            .iter()
+            .enumerate()
+            .filter(|&(u, _)| u != t)
+            .fold(0, |all, (_, &p)| all | p);
+        parts[t] & others == 0
+    })
+}
+
 /// The scope's scenarios: (how many it holds, how many the contract left
 /// out, those left after symmetry, each with the index of its regime).
 /// With `real_time_orders`, each held scenario counts once, and the
-/// scenarios left include its real-time orders (see [`orders`]).
+/// scenarios left include its real-time orders (see [`orders`]). With
+/// `commuting_cut` (one-size-up scopes), a scenario with a thread
+/// independent of the others is left out too ([`has_independent_thread`]);
+/// the fourth count says how many.
 pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::Op>) {
+    let (held, refused, left, _) = enumerate_with(scope, false);
+    (held, refused, left)
+}
+
+fn enumerate_with<P: Subject>(
+    scope: &Scope<P>,
+    commuting_cut: bool,
+) -> (usize, usize, Enumerated<P::Op>, usize) {
     assert!(
         scope.lengths.0 >= 1 && scope.lengths.0 <= scope.lengths.1,
         "{}: a thread calls at least one operation",
@@ -199,6 +237,7 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::O
         .collect();
     let mut held = 0;
     let mut refused = 0;
+    let mut commuting = 0;
     let mut seen = HashSet::new();
     let mut left = Vec::new();
     for (r, regime) in scope.regimes.iter().enumerate() {
@@ -214,7 +253,12 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::O
                         .collect()
                 })
                 .collect();
-            if (scope.contract)(&regime.prefix, &threads, None) {
+            if !(scope.contract)(&regime.prefix, &threads, None) {
+                refused += 1;
+            } else if commuting_cut && has_independent_thread::<P>(&threads) {
+                held += 1;
+                commuting += 1;
+            } else {
                 held += 1;
                 let scenario = Scenario {
                     init: regime.prefix.clone(),
@@ -229,8 +273,6 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::O
                         left.push((r, ordered));
                     }
                 }
-            } else {
-                refused += 1;
             }
             // The next choice, the last thread fastest.
             for t in (0..choice.len()).rev() {
@@ -243,7 +285,7 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::O
             break;
         }
     }
-    (held, refused, left)
+    (held, refused, left, commuting)
 }
 
 /// The scenario's class under the scope's symmetries: the operation lists
@@ -386,7 +428,11 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
     }
     let name = model.name().to_string();
     let start = Instant::now();
-    let (held, refused, left) = enumerate(&scope);
+    // `MODELSYNC_SCOPE_NO_CUTS=1` runs a one-size-up scope without its
+    // commuting cut, to check that the cut loses nothing.
+    let commuting_cut =
+        claim == Claim::CompleteOrBounded && std::env::var_os("MODELSYNC_SCOPE_NO_CUTS").is_none();
+    let (held, refused, left, commuting) = enumerate_with(&scope, commuting_cut);
     let ordered = left.iter().filter(|(_, s)| !s.handoffs.is_empty()).count();
     let distinct = left.len() - ordered;
     // Outside loom, a sample: evenly spaced within each regime, so that
@@ -477,7 +523,7 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
         .map(|(regime, n)| (regime.name, n.load(SeqCst)))
         .collect();
     let shape = format!(
-        "scope={} threads={} ops_per_thread={}..={} alphabet={} regimes={} in_scope={held}{} after_symmetry={distinct}{}{}",
+        "scope={} threads={} ops_per_thread={}..={} alphabet={} regimes={} in_scope={held}{} after_symmetry={distinct}{}{}{}",
         scope.name,
         scope.threads.len(),
         scope.lengths.0,
@@ -496,6 +542,11 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
         },
         if scope.real_time_orders {
             format!(" real_time_orders={ordered}")
+        } else {
+            String::new()
+        },
+        if commuting > 0 {
+            format!(" commuting_threads_cut={commuting}")
         } else {
             String::new()
         },
