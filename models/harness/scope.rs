@@ -217,14 +217,52 @@ fn has_independent_thread<P: Subject>(threads: &[Vec<P::Op>]) -> bool {
 /// independent of the others is left out too ([`has_independent_thread`]);
 /// the fourth count says how many.
 pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::Op>) {
-    let (held, refused, left, _) = enumerate_with(scope, false);
+    let (held, refused, left, _) = enumerate_with(scope, Cuts::Symmetry);
     (held, refused, left)
+}
+
+/// Which cuts of a scope's cost apply (VERIFICATION.md, "Cuts"): none
+/// (every held scenario runs, in every real-time order), symmetry (a
+/// class of scenarios equal up to interchangeable threads and the
+/// subject's renaming runs once), or symmetry and commuting threads
+/// (`has_independent_thread`; one-size-up scopes only). A complete scope
+/// runs with symmetry; `MODELSYNC_SCOPE_CUTS=none|symmetry|all` overrides
+/// it, so that a cut is measured, before and after, on the same scope,
+/// and checked to lose nothing (the scope's verdict is the same).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Cuts {
+    None,
+    Symmetry,
+    All,
+}
+
+impl Cuts {
+    /// The cuts a run applies: `default`, unless `MODELSYNC_SCOPE_CUTS`
+    /// names others.
+    fn from_env(default: Cuts) -> Cuts {
+        match std::env::var("MODELSYNC_SCOPE_CUTS").as_deref() {
+            Err(_) => default,
+            Ok("none") => Cuts::None,
+            Ok("symmetry") => Cuts::Symmetry,
+            Ok("all") => Cuts::All,
+            Ok(other) => panic!("MODELSYNC_SCOPE_CUTS={other:?} is none of none, symmetry, all"),
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Cuts::None => "none",
+            Cuts::Symmetry => "symmetry",
+            Cuts::All => "symmetry+commuting",
+        }
+    }
 }
 
 fn enumerate_with<P: Subject>(
     scope: &Scope<P>,
-    commuting_cut: bool,
+    cuts: Cuts,
 ) -> (usize, usize, Enumerated<P::Op>, usize) {
+    let commuting_cut = cuts == Cuts::All;
     assert!(
         scope.lengths.0 >= 1 && scope.lengths.0 <= scope.lengths.1,
         "{}: a thread calls at least one operation",
@@ -267,8 +305,14 @@ fn enumerate_with<P: Subject>(
                     handoffs: vec![],
                 };
                 let ordered = orders(&scenario, scope.real_time_orders, scope.contract);
-                for ordered in std::iter::once(scenario).chain(ordered) {
+                for (o, ordered) in std::iter::once(scenario).chain(ordered).enumerate() {
                     let (key, ordered) = canonical::<P>(scope, ordered, &choice);
+                    // With no cuts, every choice and order is its own class.
+                    let key = if cuts == Cuts::None {
+                        format!("{choice:?} {o}")
+                    } else {
+                        key
+                    };
                     if seen.insert((r, key)) {
                         left.push((r, ordered));
                     }
@@ -428,11 +472,11 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
     }
     let name = model.name().to_string();
     let start = Instant::now();
-    // `MODELSYNC_SCOPE_NO_CUTS=1` runs a one-size-up scope without its
-    // commuting cut, to check that the cut loses nothing.
-    let commuting_cut =
-        claim == Claim::CompleteOrBounded && std::env::var_os("MODELSYNC_SCOPE_NO_CUTS").is_none();
-    let (held, refused, left, commuting) = enumerate_with(&scope, commuting_cut);
+    let cuts = Cuts::from_env(match claim {
+        Claim::Complete => Cuts::Symmetry,
+        Claim::CompleteOrBounded => Cuts::All,
+    });
+    let (held, refused, left, commuting) = enumerate_with(&scope, cuts);
     let ordered = left.iter().filter(|(_, s)| !s.handoffs.is_empty()).count();
     let distinct = left.len() - ordered;
     // Outside loom, a sample: evenly spaced within each regime, so that
@@ -523,7 +567,7 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
         .map(|(regime, n)| (regime.name, n.load(SeqCst)))
         .collect();
     let shape = format!(
-        "scope={} threads={} ops_per_thread={}..={} alphabet={} regimes={} in_scope={held}{} after_symmetry={distinct}{}{}{}",
+        "scope={} threads={} ops_per_thread={}..={} alphabet={} regimes={} in_scope={held}{} after_symmetry={distinct}{}{}{}{}",
         scope.name,
         scope.threads.len(),
         scope.lengths.0,
@@ -547,6 +591,11 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
         },
         if commuting > 0 {
             format!(" commuting_threads_cut={commuting}")
+        } else {
+            String::new()
+        },
+        if std::env::var_os("MODELSYNC_SCOPE_CUTS").is_some() {
+            format!(" cuts={}", cuts.label())
         } else {
             String::new()
         },
