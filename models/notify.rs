@@ -1185,6 +1185,12 @@ struct NotifySubject;
 enum NotifyOp {
     Create(u64),
     Poll(u64),
+    /// A poll with a waker that calls back into the `Notify` once when it
+    /// is cloned, once when woken and once when dropped (a
+    /// `notify_waiters`, recorded as an operation of its own): user code
+    /// the contract lets call back in (N-6). Were any of them run under
+    /// the internal lock, its call would deadlock.
+    PollCallingBack(u64),
     Enable(u64),
     /// Polls until ready, parking in between; drops the future if nothing
     /// else can happen.
@@ -1194,6 +1200,14 @@ enum NotifyOp {
     NotifyLast,
     NotifyWaiters,
 }
+
+/// The waker `NotifyOp::PollCallingBack` registers, to the specification:
+/// one no thread's own poll uses (`spec::WAKERS` has room for it).
+const CALLING_BACK_WAKER: usize = spec::WAKERS - 1;
+
+/// The first of the history's columns for calling-back wakers' calls:
+/// after every thread's.
+const CALLBACK_COLUMNS: usize = 10;
 
 /// One thread's futures, and the `Notify` they wait on.
 struct Futures {
@@ -1238,6 +1252,37 @@ impl NotifySubject {
             || poll(future, &waker),
             |&ready| spec::Ret::Ready(ready),
         )
+    }
+
+    /// The waker `PollCallingBack` polls with: each of its clone, wake and
+    /// drop calls `notify_waiters` once (its first time), recorded in a
+    /// column of its own (thread `me`'s callbacks may run on another
+    /// thread, during another operation: a notifier's wake).
+    fn calling_back_waker(
+        notify: &std::sync::Arc<Notify>,
+        rec: &ThreadRecorder<spec::Notify>,
+        me: usize,
+    ) -> Waker {
+        let back = |kind: usize| -> Option<Box<dyn Fn() + Send + Sync>> {
+            let notify = notify.clone();
+            let column = rec.column(CALLBACK_COLUMNS + 3 * me + kind);
+            let fired = std::sync::atomic::AtomicBool::new(false); // shim-exempt: outside the model, as the recorder
+            Some(Box::new(move || {
+                if !fired.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    column.op(
+                        spec::Op::NotifyWaiters,
+                        || notify.notify_waiters(),
+                        |_| spec::Ret::Unit,
+                    );
+                }
+            }))
+        };
+        callback_waker(Callbacks {
+            on_clone: back(0),
+            on_wake: back(1),
+            on_drop: back(2),
+        })
+        .0
     }
 
     fn drop_future(futures: &mut Futures, id: u64, rec: &ThreadRecorder<spec::Notify>) {
@@ -1298,6 +1343,15 @@ impl Subject for NotifySubject {
             }
             NotifyOp::Poll(id) => {
                 Self::poll(futures, id, rec, waiter, me);
+            }
+            NotifyOp::PollCallingBack(id) => {
+                let waker = Self::calling_back_waker(&futures.notify, rec, me);
+                let future = Self::future(futures, id, rec);
+                rec.op(
+                    Op::Poll(id, CALLING_BACK_WAKER),
+                    || poll(future, &waker),
+                    |&ready| Ret::Ready(ready),
+                );
             }
             NotifyOp::Enable(id) => {
                 let future = Self::future(futures, id, rec);
@@ -1443,20 +1497,27 @@ fn complete_scenarios() {
 /// notifications racing over the list or the permit. Not reachable in any
 /// scope: the generation wrapping (2^62 `notify_waiters` calls on 64-bit
 /// targets).
-fn notify_scope(threads: usize, lengths: (usize, usize)) -> scope::Scope<NotifySubject> {
+fn notify_scope(
+    threads: usize,
+    lengths: (usize, usize),
+    calling_back: bool,
+) -> scope::Scope<NotifySubject> {
     use NotifyOp::*;
-    fn alphabet(future: u64) -> Vec<NotifyOp> {
-        vec![
-            Create(future),
-            Poll(future),
+    let alphabet = |future: u64| -> Vec<NotifyOp> {
+        let mut ops = vec![Create(future), Poll(future)];
+        if calling_back {
+            ops.push(PollCallingBack(future));
+        }
+        ops.extend([
             Enable(future),
             Wait(future),
             Drop(future),
             NotifyOne,
             NotifyLast,
             NotifyWaiters,
-        ]
-    }
+        ]);
+        ops
+    };
     let regime = scope::Regime::<NotifySubject>::new;
     /// A future's stage and notification, `("absent", "none")` if none.
     fn future(f: &Futures, id: u64) -> (&'static str, &'static str) {
@@ -1466,10 +1527,11 @@ fn notify_scope(threads: usize, lengths: (usize, usize)) -> scope::Scope<NotifyS
         })
     }
     scope::Scope {
-        name: match (threads, lengths.1) {
-            (2, 1) => "notify-2x1",
-            (3, 1) => "notify-3x1",
-            (2, 2) => "notify-2x2",
+        name: match (threads, lengths.1, calling_back) {
+            (2, 1, false) => "notify-2x1",
+            (2, 1, true) => "notify-2x1-calling-back",
+            (3, 1, false) => "notify-3x1",
+            (2, 2, false) => "notify-2x2",
             other => unreachable!("no notify scope {other:?}"),
         },
         threads: (1..=threads as u64).map(|t| alphabet(t * 10)).collect(),
@@ -1482,7 +1544,7 @@ fn notify_scope(threads: usize, lengths: (usize, usize)) -> scope::Scope<NotifyS
         contract: scope::any_operations,
         // The main job's scope only: its real-time orders are cheap; one
         // size up, they would multiply scenarios that are costly already.
-        real_time_orders: threads == 2 && lengths.1 == 1,
+        real_time_orders: threads == 2 && lengths.1 == 1 && !calling_back,
         regimes: vec![
             regime("empty", vec![], |f| f.notify.internals() == ("empty", 0)),
             regime("permit_stored", vec![NotifyOne], |f| {
@@ -1573,7 +1635,26 @@ fn notify_scope(threads: usize, lengths: (usize, usize)) -> scope::Scope<NotifyS
 /// Checks: N-1, N-2, N-3, N-4, N-5.
 #[test]
 fn scope_complete() {
-    scope::every_scenario(model!(), notify_scope(2, (1, 1)));
+    scope::every_scenario(model!(), notify_scope(2, (1, 1), false));
+}
+
+/// `Notify`'s scope with its environment (notify-2x1-calling-back): as
+/// `scope_complete`, with one more call in each thread's alphabet, a poll
+/// whose waker calls back into the `Notify` (a `notify_waiters`, recorded
+/// as an operation of its own) once when it is cloned, once when woken and
+/// once when dropped, as the contract lets user code do (N-6): run under
+/// the internal lock, that call would deadlock. Every waker path meets it:
+/// a registration's clone, a waker change's clone and drop, a
+/// notification's wake, a completion's or a cancellation's drop. Nightly:
+/// each calling-back history is longer, and the main job has the
+/// hand-written re-entrant-waker models.
+///
+/// Scope: notify-2x1-calling-back (two threads, one operation each of 9, a poll with a calling-back waker among them, from 12 regimes)
+///
+/// Checks: N-1, N-2, N-3, N-4, N-5, N-6.
+#[test]
+fn scope_calling_back_complete() {
+    scope::every_scenario(model!().nightly(), notify_scope(2, (1, 1), true));
 }
 
 /// `Notify`'s scope one thread up (notify-3x1): three threads, one
@@ -1590,7 +1671,7 @@ fn scope_complete() {
 /// Checks: N-1, N-2, N-3, N-4, N-5.
 #[test]
 fn scope_three_threads_complete_or_bounded() {
-    scope::every_scenario_complete_or_bounded(model!().nightly(), notify_scope(3, (1, 1)));
+    scope::every_scenario_complete_or_bounded(model!().nightly(), notify_scope(3, (1, 1), false));
 }
 
 /// `Notify`'s scope one call up (notify-2x2): two threads, one or two
@@ -1605,5 +1686,5 @@ fn scope_three_threads_complete_or_bounded() {
 /// Checks: N-1, N-2, N-3, N-4, N-5.
 #[test]
 fn scope_two_ops_complete_or_bounded() {
-    scope::every_scenario_complete_or_bounded(model!().nightly(), notify_scope(2, (1, 2)));
+    scope::every_scenario_complete_or_bounded(model!().nightly(), notify_scope(2, (1, 2), false));
 }
