@@ -32,6 +32,9 @@ Usage:
                                           against the recorded lines
   ci/model_table.py check-nightly REPORT  the nightly soak's report against
                                           `nightly_no_bound`
+  ci/model_table.py not-run MODEL REASON   a nightly model with no run yet:
+                                          its status is "not yet run", REASON
+                                          says why, until `write` records one
   ci/model_table.py write [--nightly] REPORT
                                           record the lines of REPORT (a main
                                           job's report, or result lines of the
@@ -124,7 +127,8 @@ def save(models):
     data = {
         "about": "Written by ci/model_table.py write from result lines, never by hand: each "
                  "loom model's result line at its own setting (times as ...), and the nightly "
-                 "soak's run with no bound. Checked by ci/model_table.py check (ci/loom), "
+                 "soak's run with no bound (or, for a nightly model no run of which is recorded yet, "
+                 "why: `not-run`). Checked by ci/model_table.py check (ci/loom), "
                  "ci/rerun_commands.py (.ci/run's sample, the nightly's whole tier) and "
                  "ci/model_table.py check-nightly (ci/nightly); rendered by ci/summary.py.",
         "models": {name: models[name] for name in sorted(models)},
@@ -226,11 +230,28 @@ def write(report_path, nightly):
             entry["nightly_no_bound"] = nightly_cell(run, entry.get("line"))
         else:
             entry["line"] = run.line
+            entry.pop("not_run", None)
     # Models that no longer exist leave the record.
     save({name: e for name, e in recorded.items() if name in known})
     # The generated parts render these runs.
     subprocess.run([sys.executable, str(ROOT / "ci" / "summary.py")], check=True)
     print(f"recorded {len(runs)} runs in {RUNS.relative_to(ROOT)}")
+
+
+def not_run(name, reason):
+    """Records that nightly model `name` has no run yet, and why: its
+    status is then "not yet run" (ci/summary.py), until a run of it is
+    written."""
+    if name not in loom_models():
+        sys.exit(f"{name} is no loom model of the tree")
+    if model_tiers().get(name) != "nightly":
+        sys.exit(f"{name} is of the pull-request tier: its run must be recorded")
+    recorded = load()
+    entry = recorded.setdefault(name, {})
+    entry.pop("line", None)
+    entry["not_run"] = reason
+    save(recorded)
+    subprocess.run([sys.executable, str(ROOT / "ci" / "summary.py")], check=True)
 
 
 def model_tiers():
@@ -244,6 +265,8 @@ def main():
         return check(args[1])
     if args[:1] == ["check-nightly"] and len(args) == 2:
         return check_nightly(args[1])
+    if args[:1] == ["not-run"] and len(args) == 3:
+        return not_run(args[1], args[2])
     if args[:1] == ["write"]:
         nightly = "--nightly" in args
         rest = [a for a in args[1:] if a != "--nightly"]

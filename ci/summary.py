@@ -69,6 +69,12 @@ NIGHTLY = " (nightly)"
 # is no evidence, and has no status. It ranks below every status.
 FAILS = "fails at its own setting"
 RANK[FAILS] = 0
+# A nightly model whose scope this host cannot run in a session (its
+# recorded entry says why, under "not_run"): no evidence, and no status,
+# until the nightly's run is recorded. A pull-request model always has a
+# recorded run.
+NOT_RUN = "not yet run"
+RANK[NOT_RUN] = 0
 
 LOOM_CMD = 'RUSTFLAGS="--cfg loom" cargo test --release --test models -- --exact'
 NIGHTLY_CMD = f"{model_table.NIGHTLY_TIER_ENV} {LOOM_CMD}"
@@ -168,6 +174,12 @@ class Evidence:
         name = test.name
         if test.loom:
             entry = recorded.get(name)
+            if tier == "nightly" and entry is not None and "not_run" in entry:
+                self.status = NOT_RUN
+                self.nightly_tier = True
+                self.not_run = entry["not_run"]
+                self.rerun = f"{NIGHTLY_CMD} {name}"
+                return
             if entry is None or "line" not in entry:
                 command = NIGHTLY_CMD if tier == "nightly" else LOOM_CMD
                 sys.exit(f"ci/summary.py: {name} is a loom model with no recorded run: run "
@@ -263,6 +275,8 @@ class Evidence:
             text = f"loom bounded at {self.bound}"
         elif self.status == FAILS:
             text = "no status: it " + FAILS
+        elif self.status == NOT_RUN:
+            text = "no status: " + NOT_RUN
         else:
             text = self.status
         return text + (NIGHTLY if self.nightly_tier else "")
@@ -419,7 +433,7 @@ def summary(text, by_test, by_id):
         ids = [i for i, _ in s.invariants]
         cells = [s.title, spec] + [invariant_cell(ids, by_id, t) for t in STATUS_TERMS]
         lines.append("| " + " | ".join(cells) + " |")
-    model_terms = (SCOPE, OWN, BOUNDED, FAILS)
+    model_terms = (SCOPE, SCOPE_PART, OWN, BOUNDED, FAILS, NOT_RUN)
     lines += [
         "",
         "Loom models by tier and status (both passes; a model of the nightly tier never counts "
@@ -453,6 +467,10 @@ def summary(text, by_test, by_id):
                       "tier's run fails: the nightly's for a nightly-tier model): "
                   + ", ".join(f"`{n}`" + (NIGHTLY if nightly else "") for n, nightly in failing)
                   + "."]
+    not_run = sorted(e.test.name for e in loom if e.status == NOT_RUN)
+    if not_run:
+        lines += ["", "Nightly loom models not yet run, so with no status (each entry says "
+                      "why): " + ", ".join(f"`{n}`" for n in not_run) + "."]
     lines += [
         "",
         "Bugs the models must catch ([mutants/REPORT.md](mutants/REPORT.md); logic mutants: "
@@ -542,6 +560,8 @@ def test_entry(ev):
     checks = ", ".join(i + (f" (weaker: {q})" if q else "") for i, q in t.checks)
     lines += [f"Checks: {checks}. Source: [`{t.path}`](../{t.path}).", ""]
     lines.append(f"Status: **{ev.label()}**.")
+    if ev.status == NOT_RUN:
+        lines[-1] += f" {ev.not_run}"
     if ev.status == FAILS:
         lines[-1] += (f" Its run fails: {ev.failure}, so it does not finish complete as a "
                       "scope or complete run must; it is no evidence until it passes.")
