@@ -1,55 +1,148 @@
-//! The keyed channel's bookkeeping, driven single-threaded through the
-//! sync API, against its sequential specification (`specs/keyed.rs`, the
-//! one the models' histories are checked against), which scans the whole
-//! queue: a queued message is deliverable iff none of its keys is held by
-//! a live message and no earlier queued message shares a key with it. Random
-//! sends (0 to 3 keys over a space of 5, duplicates included), receives,
-//! releases and `into_value`s; after every step: exclusion, per-key order,
-//! progress (a receive returns a message exactly when one is deliverable,
-//! and one of those), capacity, and a key table that is empty whenever
-//! nothing is queued or held.
+//! The keyed channel's bookkeeping, driven single-threaded through either
+//! flavour's API, against its sequential specification (`specs/keyed.rs`,
+//! the one the models' histories are checked against), which scans the
+//! whole queue: a queued message is deliverable iff none of its keys is
+//! held by a live message and no earlier queued message shares a key with
+//! it. Random sends (0 to 3 keys over a space of 5, duplicates included;
+//! `try_send`, the sync `send`, a poll of the async `send`), sends whose
+//! keys include one whose `Hash` or `Eq` panics (a user's keys may),
+//! receives, releases, `into_value`s and the receiver's drop; after every
+//! step: exclusion, per-key order, progress (a receive returns a message
+//! exactly when one is deliverable, and one of those), capacity, and a key
+//! table that is empty whenever nothing is queued or held.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::mem::ManuallyDrop;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering}; // shim-exempt: the tests' own counters, outside the channel
 use std::thread::spawn as watchdog_thread; // shim-exempt: the deadlock watchdog's thread
 
 use crate::specs::keyed::{unique, Keyed, Op as SpecOp, RecvErr, Ret, SendErr};
-use crate::support::{step, DropLog, Item};
+use crate::support::{panic_message, step, DropLog, Item};
 use counted_key::{live_copies, CountedKey, COMPARISONS, HASHES};
-use modelsync::keyed::error::{TryRecvError, TrySendError};
+use modelsync::keyed::error::{SendError, TryRecvError, TrySendError};
 use modelsync::keyed::{sync_channel, Message};
 use proptest::prelude::*;
+use proptest::strategy::Union;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use touchy_key::Touchy;
+use user_key::UserKey;
 
 const KEYS: u8 = 5;
 const CAPACITY: usize = 6;
 
 #[derive(Debug, Clone)]
 enum Op<K> {
-    Send(Vec<K>),
+    Send(Vec<K>, How),
+    /// A send of these keys and a key whose code panics, put among them
+    /// at the positions given (modulo the keys' number plus one).
+    SendPanicking(Vec<K>, KeyTrap, (usize, usize), How),
     Recv,
     /// Drop the i-th live message (modulo their number).
     Release(usize),
     /// Take the value of the i-th live message.
     IntoValue(usize),
+    DropReceiver,
 }
 
-/// Sends of 0 to 3 keys (duplicates included) from `keys`, receives,
-/// releases and `into_value`s, weighted `sends : receives : releases :
-/// into_values`.
-fn op<K: Clone + fmt::Debug>(
-    keys: impl Strategy<Value = K> + 'static,
-    weights: [u32; 4],
+/// Which send a step makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum How {
+    Try,
+    /// The sync `send`, only where a send of plain keys returns at once
+    /// (one thread cannot free room for it, and a send that waited before
+    /// hashing would hang the test: elsewhere the step is skipped); the
+    /// async `send` polled once and dropped, anywhere.
+    Blocking,
+}
+
+/// Which code of the key a panicking send carries panics.
+#[derive(Debug, Clone, Copy)]
+enum KeyTrap {
+    Hash,
+    /// The key goes in twice: the sender compares keys only when their
+    /// hashes are equal, as a repeat's are, when it drops repeats.
+    Eq,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Flavour {
+    Sync,
+    Async,
+}
+
+fn flavour() -> impl Strategy<Value = Flavour> {
+    prop_oneof![Just(Flavour::Sync), Just(Flavour::Async)]
+}
+
+/// The weights of the kinds of operation; a kind weighted 0 is left out.
+struct Weights {
+    sends: u32,
+    panicking_sends: u32,
+    receives: u32,
+    releases: u32,
+    into_values: u32,
+    receiver_drops: u32,
+}
+
+/// Sends of 0 to 3 keys (duplicates included) from `keys`, each made
+/// either way (`How`), with or without a key whose code panics; receives,
+/// releases, `into_value`s and the receiver's drop, as `weights` says.
+fn op<K: Clone + fmt::Debug + 'static>(
+    keys: impl Strategy<Value = K> + Clone + 'static,
+    weights: Weights,
 ) -> impl Strategy<Value = Op<K>> {
-    let [sends, receives, releases, into_values] = weights;
-    prop_oneof![
-        sends => proptest::collection::vec(keys, 0..4).prop_map(Op::Send),
-        receives => Just(Op::Recv),
-        releases => any::<usize>().prop_map(Op::Release),
-        into_values => any::<usize>().prop_map(Op::IntoValue),
-    ]
+    let how = || prop_oneof![Just(How::Try), Just(How::Blocking)];
+    let trap = prop_oneof![Just(KeyTrap::Hash), Just(KeyTrap::Eq)];
+    let kinds: Vec<(u32, BoxedStrategy<Op<K>>)> = vec![
+        (
+            weights.sends,
+            (proptest::collection::vec(keys.clone(), 0..4), how())
+                .prop_map(|(keys, how)| Op::Send(keys, how))
+                .boxed(),
+        ),
+        (
+            weights.panicking_sends,
+            (
+                proptest::collection::vec(keys, 0..4),
+                trap,
+                any::<(usize, usize)>(),
+                how(),
+            )
+                .prop_map(|(keys, trap, at, how)| Op::SendPanicking(keys, trap, at, how))
+                .boxed(),
+        ),
+        (weights.receives, Just(Op::Recv).boxed()),
+        (
+            weights.releases,
+            any::<usize>().prop_map(Op::Release).boxed(),
+        ),
+        (
+            weights.into_values,
+            any::<usize>().prop_map(Op::IntoValue).boxed(),
+        ),
+        (weights.receiver_drops, Just(Op::DropReceiver).boxed()),
+    ];
+    Union::new_weighted(
+        kinds
+            .into_iter()
+            .filter(|(weight, _)| *weight > 0)
+            .collect(),
+    )
+}
+
+/// `keys` as the channel's keys, with the key `trap` says put among them.
+fn with_trap<K: Clone>(keys: &[K], trap: KeyTrap, at: (usize, usize)) -> Vec<UserKey<K>> {
+    let mut out: Vec<UserKey<K>> = keys.iter().cloned().map(UserKey::plain).collect();
+    match trap {
+        KeyTrap::Hash => out.insert(at.0 % (out.len() + 1), UserKey::hash_panics()),
+        KeyTrap::Eq => {
+            out.insert(at.0 % (out.len() + 1), UserKey::eq_panics());
+            out.insert(at.1 % (out.len() + 1), UserKey::eq_panics());
+        }
+    }
+    out
 }
 
 /// A key whose hash is only its residue mod 3, so that many keys share a
@@ -72,41 +165,222 @@ struct TableSeen {
     peak_places: usize,
 }
 
-/// Runs `ops` on a `sync_channel(capacity)` and the reference side by
-/// side, checking after every step (see the module documentation).
-fn run_against_reference<K>(ops: Vec<Op<K>>, capacity: usize) -> Result<TableSeen, TestCaseError>
+/// Either flavour's sender, as `run_against_reference` drives it.
+trait SendEnd<K: Eq + std::hash::Hash + Clone, V> {
+    fn try_send(&self, keys: Vec<K>, value: V) -> Result<(), TrySendError<V>>;
+    /// The sync `send`, or one poll of the async `send` (`None`: pending,
+    /// and the future dropped).
+    fn send(&self, keys: Vec<K>, value: V) -> Option<Result<(), SendError<V>>>;
+    /// Whether `send` is a single poll, which never waits.
+    fn polls_once(&self) -> bool;
+}
+
+/// Either flavour's receiver, as `run_against_reference` drives it.
+trait RecvEnd<K: Eq + std::hash::Hash + Clone, V> {
+    fn try_recv(&mut self) -> Result<Message<K, V>, TryRecvError>;
+    fn tracked_keys(&mut self) -> usize;
+    fn key_table_places(&mut self) -> usize;
+    /// The messages the channel counts against its capacity.
+    fn room_taken(&mut self) -> usize;
+}
+
+impl<K: Eq + std::hash::Hash + Clone, V> SendEnd<K, V> for modelsync::keyed::SyncSender<K, V> {
+    fn try_send(&self, keys: Vec<K>, value: V) -> Result<(), TrySendError<V>> {
+        modelsync::keyed::SyncSender::try_send(self, keys, value)
+    }
+    fn send(&self, keys: Vec<K>, value: V) -> Option<Result<(), SendError<V>>> {
+        Some(modelsync::keyed::SyncSender::send(self, keys, value))
+    }
+    fn polls_once(&self) -> bool {
+        false
+    }
+}
+
+impl<K: Eq + std::hash::Hash + Clone, V> SendEnd<K, V> for modelsync::keyed::Sender<K, V> {
+    fn try_send(&self, keys: Vec<K>, value: V) -> Result<(), TrySendError<V>> {
+        modelsync::keyed::Sender::try_send(self, keys, value)
+    }
+    fn send(&self, keys: Vec<K>, value: V) -> Option<Result<(), SendError<V>>> {
+        use std::future::Future;
+        let mut send = std::pin::pin!(modelsync::keyed::Sender::send(self, keys, value));
+        let (waker, _) = crate::harness::counting_waker();
+        match send
+            .as_mut()
+            .poll(&mut std::task::Context::from_waker(&waker))
+        {
+            std::task::Poll::Ready(sent) => Some(sent),
+            std::task::Poll::Pending => None,
+        }
+    }
+    fn polls_once(&self) -> bool {
+        true
+    }
+}
+
+impl<K: Eq + std::hash::Hash + Clone, V> RecvEnd<K, V> for modelsync::keyed::SyncReceiver<K, V> {
+    fn try_recv(&mut self) -> Result<Message<K, V>, TryRecvError> {
+        modelsync::keyed::SyncReceiver::try_recv(self)
+    }
+    fn tracked_keys(&mut self) -> usize {
+        modelsync::keyed::SyncReceiver::tracked_keys(self)
+    }
+    fn key_table_places(&mut self) -> usize {
+        modelsync::keyed::SyncReceiver::key_table_places(self)
+    }
+    fn room_taken(&mut self) -> usize {
+        self.internals().waiting_parts.room.0 as usize
+    }
+}
+
+impl<K: Eq + std::hash::Hash + Clone, V> RecvEnd<K, V> for modelsync::keyed::Receiver<K, V> {
+    fn try_recv(&mut self) -> Result<Message<K, V>, TryRecvError> {
+        modelsync::keyed::Receiver::try_recv(self)
+    }
+    fn tracked_keys(&mut self) -> usize {
+        modelsync::keyed::Receiver::tracked_keys(self)
+    }
+    fn key_table_places(&mut self) -> usize {
+        modelsync::keyed::Receiver::key_table_places(self)
+    }
+    fn room_taken(&mut self) -> usize {
+        self.internals().waiting_parts.room.0 as usize
+    }
+}
+
+type Ends<K> = (
+    Box<dyn SendEnd<UserKey<K>, Item>>,
+    Box<dyn RecvEnd<UserKey<K>, Item>>,
+);
+
+fn ends<K: Ord + std::hash::Hash + Clone + fmt::Debug + 'static>(
+    flavour: Flavour,
+    capacity: usize,
+) -> Ends<K> {
+    match flavour {
+        Flavour::Sync => {
+            let (tx, rx) = sync_channel(capacity);
+            (Box::new(tx), Box::new(rx))
+        }
+        Flavour::Async => {
+            let (tx, rx) = modelsync::keyed::channel(capacity);
+            (Box::new(tx), Box::new(rx))
+        }
+    }
+}
+
+/// Makes the send `how` names, of `item` under `keys`, and says what it
+/// returned as the specification names it: a panic as `Panicked` (which
+/// must be the panic `expected`, a key's), a handed-back value checked to
+/// be `item` and dropped.
+fn send_as<K: Eq + std::hash::Hash + Clone>(
+    tx: &dyn SendEnd<K, Item>,
+    how: How,
+    keys: Vec<K>,
+    item: Item,
+    expected: Option<&str>,
+) -> Result<Ret, TestCaseError> {
+    let id = item.id;
+    let made = std::panic::catch_unwind(AssertUnwindSafe(|| match how {
+        How::Try => Some(tx.try_send(keys, item).map_err(|e| match e {
+            TrySendError::Full(back) => (SendErr::Full, back),
+            TrySendError::Disconnected(back) => (SendErr::Disconnected, back),
+        })),
+        How::Blocking => tx
+            .send(keys, item)
+            .map(|sent| sent.map_err(|SendError(back)| (SendErr::Disconnected, back))),
+    }));
+    Ok(match made {
+        Err(payload) => {
+            let message = panic_message(payload);
+            prop_assert!(
+                expected.is_some_and(|key| message.contains(key)),
+                "the send panicked with {:?}",
+                message
+            );
+            Ret::Panicked
+        }
+        Ok(None) => Ret::Pending,
+        Ok(Some(Ok(()))) => Ret::Sent(Ok(())),
+        Ok(Some(Err((err, back)))) => {
+            prop_assert_eq!(back.id, id, "another value handed back");
+            Ret::Sent(Err(err))
+        }
+    })
+}
+
+/// Runs `ops` on a channel of `flavour` and capacity `capacity`, and the
+/// reference side by side, checking after every step (see the module
+/// documentation).
+fn run_against_reference<K>(
+    ops: Vec<Op<K>>,
+    capacity: usize,
+    flavour: Flavour,
+) -> Result<TableSeen, TestCaseError>
 where
-    K: Ord + std::hash::Hash + Clone + fmt::Debug,
+    K: Ord + std::hash::Hash + Clone + fmt::Debug + 'static,
 {
+    let key_copies = user_key::live();
     let mut log = DropLog::default();
-    let (tx, mut rx) = sync_channel::<K, Item>(capacity);
+    let (tx, rx) = ends::<K>(flavour, capacity);
+    // Dropped only once every check has passed: a channel that counts a
+    // message no send will write waits for it in the receiver's drop, so a
+    // failing case leaks its channel rather than hang.
+    let tx = ManuallyDrop::new(tx);
+    let mut rx = ManuallyDrop::new(Some(rx));
+    let mut live: ManuallyDrop<Vec<Message<UserKey<K>, Item>>> = ManuallyDrop::new(Vec::new());
     let mut spec = Keyed::new(capacity, 1);
-    let mut live: Vec<Message<K, Item>> = Vec::new();
     // Per key, the ids received, in order; per key, the ids sent.
     let mut received: BTreeMap<K, Vec<u32>> = BTreeMap::new();
     let mut sent: BTreeMap<K, Vec<u32>> = BTreeMap::new();
     let (mut peak, mut fell, mut peak_places) = (0, false, 0);
     for op in ops {
-        match op {
-            Op::Send(keys) => {
+        match &op {
+            Op::Send(_, how) | Op::SendPanicking(_, _, _, how)
+                if *how == How::Blocking
+                    && !tx.polls_once()
+                    && spec.receiver
+                    && spec.queue.len() >= spec.capacity =>
+            {
+                continue;
+            }
+            Op::Send(keys, how) => {
                 let item = log.item();
                 let id = item.id;
-                let op = SpecOp::TrySend(keys.clone(), id as usize);
-                match tx.try_send(keys.iter().cloned(), item) {
-                    Ok(()) => {
-                        step(&mut spec, &op, Ret::Sent(Ok(())))?;
-                        for k in unique(&keys) {
-                            sent.entry(k).or_default().push(id);
-                        }
+                let op = match (how, tx.polls_once()) {
+                    (How::Try, _) => SpecOp::TrySend(keys.clone(), id as usize),
+                    (How::Blocking, false) => SpecOp::Send(keys.clone(), id as usize),
+                    (How::Blocking, true) => SpecOp::SendPolledOnce(keys.clone(), id as usize),
+                };
+                let user_keys = keys.iter().cloned().map(UserKey::plain).collect();
+                let ret = send_as(&**tx, *how, user_keys, item, None)?;
+                step(&mut spec, &op, ret.clone())?;
+                if ret == Ret::Sent(Ok(())) {
+                    for k in unique(keys) {
+                        sent.entry(k).or_default().push(id);
                     }
-                    Err(TrySendError::Full(back)) => {
-                        prop_assert_eq!(back.id, id);
-                        step(&mut spec, &op, Ret::Sent(Err(SendErr::Full)))?;
-                    }
-                    Err(e) => prop_assert!(false, "try_send: {:?}", e),
                 }
             }
+            Op::SendPanicking(keys, trap, at, how) => {
+                let copies = user_key::live();
+                let item = log.item();
+                let id = item.id;
+                let expected = match trap {
+                    KeyTrap::Hash => user_key::HASH_PANIC,
+                    KeyTrap::Eq => user_key::EQ_PANIC,
+                };
+                let user_keys = with_trap(keys, *trap, *at);
+                let ret = send_as(&**tx, *how, user_keys, item, Some(expected))?;
+                step(&mut spec, &SpecOp::SendKeyPanics(id as usize), ret)?;
+                // K-4: the value dropped once, and every key, as the panic
+                // went through the call.
+                let drops = log.dropped_ids().iter().filter(|&&d| d == id).count();
+                prop_assert_eq!(drops, 1, "the value of a send whose key panicked");
+                prop_assert_eq!(user_key::live(), copies, "keys of a send that panicked");
+            }
             Op::Recv => {
+                let Some(rx) = rx.as_mut() else {
+                    continue;
+                };
                 let held = spec.held();
                 match rx.try_recv() {
                     Ok(message) => {
@@ -117,11 +391,12 @@ where
                             .find(|(i, _)| *i == id as usize)
                             .map(|(_, k)| k.clone());
                         step(&mut spec, &SpecOp::TryRecv, Ret::Received(Ok(id as usize)))?;
+                        let got: Vec<K> = message.keys().iter().map(|k| k.key().clone()).collect();
                         // K-8: deduplicated, first-seen order.
-                        prop_assert_eq!(Some(message.keys()), keys.as_deref());
-                        for k in message.keys() {
-                            prop_assert!(!held.contains(k), "key {:?} held twice (K-1)", k);
-                            received.entry(k.clone()).or_default().push(id);
+                        prop_assert_eq!(Some(&got), keys.as_ref());
+                        for k in got {
+                            prop_assert!(!held.contains(&k), "key {:?} held twice (K-1)", k);
+                            received.entry(k).or_default().push(id);
                         }
                         live.push(message);
                     }
@@ -139,9 +414,10 @@ where
                 if live.is_empty() {
                     continue;
                 }
-                let message = live.remove(i % live.len());
+                let at = i % live.len();
+                let message = live.remove(at);
                 let id = message.value().id as usize;
-                if let Op::IntoValue(_) = op {
+                if matches!(op, Op::IntoValue(_)) {
                     let item = message.into_value();
                     prop_assert!(item.id < u32::MAX);
                 } else {
@@ -149,7 +425,34 @@ where
                 }
                 step(&mut spec, &SpecOp::Release(id), Ret::Unit)?;
             }
+            Op::DropReceiver => {
+                let Some(gone) = rx.take() else {
+                    continue;
+                };
+                let mut queued: Vec<u32> = spec.queue.iter().map(|(i, _)| *i as u32).collect();
+                let before = log.dropped_ids().len();
+                drop(gone);
+                step(&mut spec, &SpecOp::DropReceiver, Ret::Unit)?;
+                // K-4: exactly the queued values, each once.
+                let mut dropped = log.dropped_ids()[before..].to_vec();
+                dropped.sort_unstable();
+                queued.sort_unstable();
+                prop_assert_eq!(dropped, queued, "the values the receiver's drop dropped");
+            }
         }
+        let Some(rx) = rx.as_mut() else {
+            continue;
+        };
+        // K-7: the channel counts against its capacity exactly the
+        // messages the specification queues, whatever panicked (a count
+        // off by one is also a receive and a receiver's drop waiting for
+        // good on a send that will never write).
+        prop_assert_eq!(
+            rx.room_taken(),
+            spec.queue.len(),
+            "messages counted against the capacity after {:?}",
+            op
+        );
         // K-6: the key table is empty whenever nothing is queued or held.
         let tracked = rx.tracked_keys();
         if spec.queue.is_empty() && spec.live.is_empty() {
@@ -171,10 +474,11 @@ where
     }
     // K-4: every value dropped exactly once, queued ones with the
     // receiver (a sender still alive, so not with the channel's memory).
-    drop(live);
-    drop(rx);
+    drop(ManuallyDrop::into_inner(live));
+    drop(ManuallyDrop::into_inner(rx));
     prop_assert_eq!(log.each_dropped_once(), Ok(()));
-    drop(tx);
+    drop(ManuallyDrop::into_inner(tx));
+    prop_assert_eq!(user_key::live(), key_copies, "key copies left alive");
     Ok(TableSeen {
         peak,
         fell,
@@ -187,12 +491,25 @@ proptest! {
 
     /// Random operation sequences against the naive reference, over a
     /// small key space (5 keys, capacity 6), so that most messages
-    /// conflict.
+    /// conflict, in either flavour; with sends whose key's `Hash` or `Eq`
+    /// panics (each must panic, and leave the channel as if it had not
+    /// been made: its capacity, and every later operation, checked
+    /// against the reference), and now and then the receiver's drop.
     ///
-    /// Checks: K-1, K-2, K-3, K-4, K-6, K-8.
+    /// Checks: K-1, K-2, K-3, K-4, K-5, K-6, K-7, K-8.
     #[test]
-    fn matches_reference_model(ops in proptest::collection::vec(op(0..KEYS, [4, 3, 2, 1]), 1..80)) {
-        run_against_reference(ops, CAPACITY)?;
+    fn matches_reference_model(
+        ops in proptest::collection::vec(op(0..KEYS, Weights {
+            sends: 40,
+            panicking_sends: 10,
+            receives: 30,
+            releases: 20,
+            into_values: 10,
+            receiver_drops: 1,
+        }), 1..80),
+        flavour in flavour(),
+    ) {
+        run_against_reference(ops, CAPACITY, flavour)?;
     }
 }
 
@@ -374,10 +691,12 @@ fn core_scope_every_sequence() {
 /// size: 64 places, so more than 32 keys), then runs random operations
 /// with more receives than releases, then releases and receives until
 /// everything is drained (the entries go: fewer than an eighth of the
-/// most tracked remain); all against the reference, and every case asserts
-/// that the table's array grew and its entries fell.
+/// most tracked remain); all against the reference, in either flavour,
+/// sends whose key's `Hash` or `Eq` panics included (no receiver's drop:
+/// the drain needs the receiver), and every case asserts that the table's
+/// array grew and its entries fell.
 ///
-/// Checks: K-1, K-2, K-3, K-4, K-6, K-8.
+/// Checks: K-1, K-2, K-3, K-4, K-5, K-6, K-7, K-8.
 #[test]
 fn matches_reference_model_with_many_colliding_keys() {
     let (middle, drain) = if cfg!(miri) {
@@ -385,17 +704,26 @@ fn matches_reference_model_with_many_colliding_keys() {
     } else {
         (0..500, 700)
     };
-    let grow = (0..34u16).flat_map(|k| [Op::Send(vec![Colliding(1000 + k)]), Op::Recv]);
+    let grow = (0..34u16).flat_map(|k| [Op::Send(vec![Colliding(1000 + k)], How::Try), Op::Recv]);
     let grow: Vec<Op<Colliding>> = grow.collect();
     let drain: Vec<Op<Colliding>> = (0..drain)
         .flat_map(|_| [Op::Release(0), Op::Recv])
         .collect();
     let keys = (0..400u16).prop_map(Colliding);
-    let ops = proptest::collection::vec(op(keys, [6, 4, 1, 1]), middle).prop_map(move |middle| {
+    let weights = Weights {
+        sends: 6,
+        panicking_sends: 1,
+        receives: 4,
+        releases: 1,
+        into_values: 1,
+        receiver_drops: 0,
+    };
+    let middle = proptest::collection::vec(op(keys, weights), middle);
+    let ops = (middle, flavour()).prop_map(move |(middle, flavour)| {
         let mut ops = grow.clone();
         ops.extend(middle);
         ops.extend(drain.iter().cloned());
-        ops
+        (ops, flavour)
     });
     // Under Miri one case: each is slow there (the grow and drain phases alone are some 200 operations, each stepping the
     // specification).
@@ -404,8 +732,8 @@ fn matches_reference_model_with_many_colliding_keys() {
         ..crate::support::proptest_config(256)
     };
     TestRunner::new(config)
-        .run(&ops, |ops| {
-            let seen = run_against_reference(ops, 256)?;
+        .run(&ops, |(ops, flavour)| {
+            let seen = run_against_reference(ops, 256, flavour)?;
             prop_assert!(
                 seen.peak > 32 && seen.fell,
                 "tracked at most {} keys, fell: {}",
@@ -1677,4 +2005,110 @@ mod touchy_key {
     }
 
     impl Eq for Touchy {}
+}
+
+/// A key as a user may give one: a test's key, or one whose `Hash`
+/// panics, or one whose `Eq` panics (with any key: the sender compares
+/// two keys only when their hashes are equal, so a message carries it
+/// twice for it to run). Counts its live copies on this thread, so that a
+/// test can check that a panic leaks and doubles no key.
+mod user_key {
+    use std::cell::Cell;
+
+    /// What the `Hash` that panics panics with.
+    pub(super) const HASH_PANIC: &str = "the user key's Hash panicked";
+    /// What the `Eq` that panics panics with.
+    pub(super) const EQ_PANIC: &str = "the user key's Eq panicked";
+
+    thread_local! {
+        static LIVE: Cell<isize> = const { Cell::new(0) };
+    }
+
+    /// Copies alive on this thread.
+    pub(super) fn live() -> isize {
+        LIVE.with(Cell::get)
+    }
+
+    #[derive(Debug, Clone)]
+    enum Kind<K> {
+        Plain(K),
+        HashPanics,
+        EqPanics,
+    }
+
+    /// Made only by its constructors or `clone` (the field is private),
+    /// so that every drop has its count.
+    #[derive(Debug)]
+    pub(crate) struct UserKey<K>(Kind<K>);
+
+    impl<K> UserKey<K> {
+        fn new(kind: Kind<K>) -> Self {
+            LIVE.with(|l| l.set(l.get() + 1));
+            UserKey(kind)
+        }
+
+        pub(super) fn plain(key: K) -> Self {
+            Self::new(Kind::Plain(key))
+        }
+
+        pub(super) fn hash_panics() -> Self {
+            Self::new(Kind::HashPanics)
+        }
+
+        pub(super) fn eq_panics() -> Self {
+            Self::new(Kind::EqPanics)
+        }
+
+        /// The test's key; only those reach a receiver.
+        pub(super) fn key(&self) -> &K {
+            match &self.0 {
+                Kind::Plain(key) => key,
+                other => panic!("a receiver got the key {}", name(other)),
+            }
+        }
+    }
+
+    fn name<K>(kind: &Kind<K>) -> &'static str {
+        match kind {
+            Kind::Plain(_) => "plain",
+            Kind::HashPanics => "whose Hash panics",
+            Kind::EqPanics => "whose Eq panics",
+        }
+    }
+
+    impl<K: Clone> Clone for UserKey<K> {
+        fn clone(&self) -> Self {
+            Self::new(self.0.clone())
+        }
+    }
+
+    impl<K> Drop for UserKey<K> {
+        fn drop(&mut self) {
+            LIVE.with(|l| l.set(l.get() - 1));
+        }
+    }
+
+    impl<K: std::hash::Hash> std::hash::Hash for UserKey<K> {
+        fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+            match &self.0 {
+                // As the test's own key, so that `Colliding` keys collide.
+                Kind::Plain(key) => key.hash(state),
+                Kind::HashPanics => panic!("{HASH_PANIC}"),
+                Kind::EqPanics => EQ_PANIC.hash(state),
+            }
+        }
+    }
+
+    impl<K: PartialEq> PartialEq for UserKey<K> {
+        fn eq(&self, other: &Self) -> bool {
+            match (&self.0, &other.0) {
+                (Kind::Plain(a), Kind::Plain(b)) => a == b,
+                (Kind::EqPanics, _) | (_, Kind::EqPanics) => panic!("{EQ_PANIC}"),
+                (Kind::HashPanics, Kind::HashPanics) => true,
+                _ => false,
+            }
+        }
+    }
+
+    impl<K: Eq> Eq for UserKey<K> {}
 }

@@ -23,6 +23,12 @@
 //!   queued message, and later sends fail (K-4).
 //! - A sender's clone and drop count the senders alive, which decide
 //!   `Disconnected` for a receive.
+//! - A send whose keys include one whose `Hash` panics, or a repeated one
+//!   whose `Eq` panics, panics, in every state (full and closed too: the
+//!   sender hashes its keys and drops repeats before it looks at the
+//!   channel), and leaves the channel as if it had not been called: it
+//!   takes no capacity and queues nothing, and its value and keys are
+//!   dropped once as the panic unwinds (K-4, K-5, K-7).
 //!
 //! Nondeterministic exactly where the contract is: which deliverable
 //! message a receive takes ("Not promised: any order between messages with
@@ -77,6 +83,10 @@ pub enum Op<K> {
     TryRecv,
     /// One poll of the async `send` future, dropped after it.
     SendPolledOnce(Vec<K>, usize),
+    /// Any send of `item` (`send`, `try_send`, a poll of the async `send`)
+    /// whose keys include one whose `Hash` panics, or a repeated one whose
+    /// `Eq` panics. Its other keys do not matter: it sends nothing.
+    SendKeyPanics(usize),
     /// One poll of the async `recv` future, dropped after it.
     RecvPolledOnce,
     /// The message carrying `item` dropped (or its value taken).
@@ -108,6 +118,8 @@ pub enum Ret {
     Received(Result<usize, RecvErr>),
     /// A single poll's: not ready.
     Pending,
+    /// The call panicked (with the key's panic).
+    Panicked,
 }
 
 /// `keys` without repeats, in first-seen order (K-8).
@@ -231,6 +243,7 @@ impl<K: Ord + Clone + Debug + Hash> Spec for Keyed<K> {
                     same(Ret::Sent(Err(SendErr::Full)))
                 }
             }
+            Op::SendKeyPanics(_) => same(Ret::Panicked),
             Op::Recv => {
                 let got = self.received_outcomes();
                 if !got.is_empty() {
@@ -305,11 +318,16 @@ impl<K: Ord + Clone + Debug + Hash> Spec for Keyed<K> {
     /// could be received"), `try_send`'s `Full` (the channel held
     /// `capacity` messages not yet received) and `Disconnected`, which a
     /// send or receive answers once the other side's drop has returned.
-    /// A handle's clone or drop and a release answer nothing.
+    /// A handle's clone or drop, a release and a send whose key panics
+    /// answer nothing.
     fn real_time(op: &Op<K>) -> bool {
         !matches!(
             op,
-            Op::Release(_) | Op::CloneSender | Op::DropSender | Op::DropReceiver
+            Op::Release(_)
+                | Op::CloneSender
+                | Op::DropSender
+                | Op::DropReceiver
+                | Op::SendKeyPanics(_)
         )
     }
 
@@ -365,8 +383,9 @@ impl<K: Ord + Clone + Debug + Hash> Spec for Keyed<K> {
                     Some(Ret::Received(Ok(_))),
                 )
                 | (Op::Release(_), _) => {}
-                // A receive that never returned took nothing: on its own.
-                (Op::Recv, None) => {}
+                // A receive that never returned took nothing, and a send
+                // whose key panicked sent nothing: each on its own.
+                (Op::Recv, None) | (Op::SendKeyPanics(_), _) => {}
                 _ => return None, // depends on the whole channel
             }
         }

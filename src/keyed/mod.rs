@@ -58,8 +58,13 @@
 //!   against other messages' keys, its `Clone` and its `Drop` run on the
 //!   receiver's thread, inside its calls (`recv`, `try_recv`, `recv_timeout`,
 //!   dropping it), except that a message dropped after its receiver drops
-//!   its own keys. A `Hash` that panics panics in `send`, before the
-//!   message takes a slot. An `Eq` or `Clone` that panics panics in the
+//!   its own keys. A `Hash` that panics, or an `Eq` that panics between
+//!   two keys of one message, panics in the send (`send`, `try_send`, the
+//!   async `send`'s first poll) before it looks at the channel, whether
+//!   the channel has room, is full or has lost its receiver: no capacity
+//!   is taken and nothing is sent, so the channel is as if the send had
+//!   not been made, and the value and the keys are dropped once, by the
+//!   unwinding. An `Eq` or `Clone` that panics panics in the
 //!   receiver's call and leaves the channel consistent: exclusion and
 //!   per-key order hold, nothing is lost or doubled, and dropping the
 //!   receiver still drops every queued value once. If it panicked while
