@@ -700,8 +700,8 @@ where
 
 /// Yields to the runtime once, letting every other queued task go first.
 ///
-/// On a worker thread of a modelsync runtime, the task is set aside rather
-/// than queued: it is polled again only once its worker has found nothing
+/// Polled by a worker of a modelsync runtime with its task's own waker,
+/// the task is set aside rather than queued: it is polled again only once its worker has found nothing
 /// else to run (its own queue, the shared inject queue and, when it may
 /// search, the other workers' queues, as it saw them), or at the worker's
 /// next periodic
@@ -710,12 +710,15 @@ where
 /// when it yielded runs first, and the worker takes from the inject queue
 /// (tasks spawned or woken from outside the runtime) before the yielding
 /// task is polled again. Polled anywhere else (inside `block_on`, or
-/// on another executor), it wakes its task at once and returns `Pending`
-/// once, as tokio's does outside a tokio runtime.
+/// on another executor), it wakes the waker it was polled with at once and
+/// returns `Pending` once, as tokio's does outside a tokio runtime; the
+/// task that runs that executor is not set aside for it.
 ///
-/// As in tokio, a combinator between the task and this future that hides
-/// the task's waker behind its own may make the yield reach only that
-/// combinator.
+/// A combinator between the task and this future that hides the task's
+/// waker behind its own (`FuturesUnordered`, for one) makes the yield
+/// reach only that combinator: when it wakes the task in turn, the task
+/// goes to the back of its worker's queue at once, behind the tasks queued
+/// there, but not behind the inject queue.
 pub async fn yield_now() {
     YieldNow { yielded: false }.await
 }
@@ -735,7 +738,7 @@ impl Future for YieldNow {
         // A wake during its own poll: when the poll returns, the worker
         // sets the task aside if this thread is a worker (`note_yield`),
         // or requeues it at the back (`ToIdle::OkNotified`).
-        worker::note_yield();
+        worker::note_yield(cx.waker());
         cx.waker().wake_by_ref();
         Poll::Pending
     }

@@ -146,6 +146,11 @@ impl Notified {
         Notified(raw)
     }
 
+    /// The task's address, as its wakers carry it (`is_waker_of`).
+    pub(super) fn addr(&self) -> usize {
+        self.0.addr()
+    }
+
     /// Polls (or cancels) the task, consuming the queue's reference.
     pub(super) fn run(self) {
         let raw = ManuallyDrop::new(self).0;
@@ -422,6 +427,19 @@ unsafe fn shutdown<F: Future>(ptr: NonNull<Header>) {
 }
 
 // The waker: a task pointer with one reference per waker.
+
+/// Whether `waker` is a waker of the task at `addr` (`RawTask::addr`):
+/// `yield_now` sets its task aside only for a yield polled with its own
+/// task's waker. Never dereferences `addr`.
+pub(super) fn is_waker_of(addr: usize, waker: &Waker) -> bool {
+    // SAFETY: this waker is only compared (`will_wake` reads its data
+    // pointer and vtable), never cloned, woken or dropped, so no vtable
+    // function ever runs on `addr`, live or not.
+    let own = ManuallyDrop::new(unsafe {
+        Waker::from_raw(RawWaker::new(addr as *const (), &WAKER_VTABLE))
+    });
+    own.will_wake(waker)
+}
 
 fn raw_waker(ptr: NonNull<Header>) -> RawWaker {
     RawWaker::new(ptr.as_ptr() as *const (), &WAKER_VTABLE)

@@ -27,10 +27,11 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::future::Future;
 use std::ptr;
+use std::task::Waker;
 
 use super::idle::Idle;
 use super::live::LiveTasks;
-use super::task::{JoinHandle, Notified, RawTask};
+use super::task::{self, JoinHandle, Notified, RawTask};
 use crate::park::{Parker, Unparker};
 use crate::queue::{Inject, Local, Steal};
 use crate::sync::atomic::{AtomicBool, Ordering::*};
@@ -98,6 +99,11 @@ thread_local! {
     /// only by a worker, on its own thread.
     #[allow(clippy::missing_const_for_thread_local)]
     static POLL_YIELDED: Cell<bool> = Cell::new(false);
+    /// The address of the task a worker polls on this thread (0 between
+    /// polls and off workers): a yield counts only if polled with that
+    /// task's own waker.
+    #[allow(clippy::missing_const_for_thread_local)]
+    static POLLED_TASK: Cell<usize> = Cell::new(0);
 }
 
 /// The runtime context of a thread. Every access goes through `try_with`:
@@ -197,13 +203,19 @@ pub(super) fn is_driving() -> bool {
         .unwrap_or(false)
 }
 
-/// `yield_now`'s request, during a poll: if this thread is a worker, the
-/// task the poll requeues for waking itself is set aside. A yield
-/// polled with another executor's waker (a future's own `block_on` inside
-/// a task) wakes that executor at once and leaves this task's poll as it
-/// was: the flag matters only if this task wakes itself.
-pub(super) fn note_yield() {
-    let _ = POLL_YIELDED.try_with(|yielded| yielded.set(true));
+/// `yield_now`'s request, during a poll, with the waker it was polled
+/// with: if this thread is a worker polling the task that waker wakes,
+/// the task the poll requeues for waking itself is set aside. A
+/// yield polled with another executor's waker (a future's own `block_on`
+/// inside a task) or a combinator's own waker wakes that at once and
+/// leaves this task's poll as it was: a later wake of this task by itself
+/// in the same poll is no yield, and goes to its worker's queue, where
+/// another worker may take it.
+pub(super) fn note_yield(waker: &Waker) {
+    let polled = POLLED_TASK.try_with(Cell::get).unwrap_or(0);
+    if polled != 0 && task::is_waker_of(polled, waker) {
+        let _ = POLL_YIELDED.try_with(|yielded| yielded.set(true));
+    }
 }
 
 /// Creates the shared state for `workers` workers, returning each worker's
@@ -476,10 +488,13 @@ impl Worker {
         true
     }
 
-    /// Polls `task`, with `yield_now`'s flag cleared for it.
+    /// Polls `task`, with `yield_now`'s flag cleared for it and the task
+    /// named as the one this thread polls.
     fn poll(&self, task: Notified) {
         POLL_YIELDED.with(|yielded| yielded.set(false));
+        POLLED_TASK.with(|polled| polled.set(task.addr()));
         task.run();
+        POLLED_TASK.with(|polled| polled.set(0));
     }
 
     fn run_task(&self, task: Notified) {
