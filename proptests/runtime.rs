@@ -532,38 +532,671 @@ fn runtime_frees_everything_it_allocated() {
     );
 }
 
-/// A task queued on a worker that is busy (its poll blocks the thread) is
-/// stolen and run by another worker: the blocking task waits for it.
+// ---------------------------------------------------------------------
+// R-14 over the environment of the worker that blocks: what its earlier
+// polls left in the per-thread and per-core state `src/runtime/worker.rs`
+// keeps, crossed with every way a task reaches its ring.
+
+/// Something a poll does on the worker before a task is queued there. Each
+/// leaves a different part of the worker's state behind: `yield_now`'s
+/// per-thread flag (set with the task's waker or with another executor's),
+/// a task in the LIFO slot or the ring, a task set aside as yielded, the
+/// thread's runtime context, `block_on`'s per-thread parker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    Nothing,
+    /// Polls `yield_now` once with the task's own waker.
+    PollYieldNow,
+    /// `modelsync::block_on(yield_now())`: the yield's wake goes to
+    /// `block_on`'s waker, not to the task's.
+    YieldOnAnotherExecutor,
+    /// Aborts another, idle task, which is queued on this worker for its
+    /// cancellation.
+    AbortAnother,
+    /// `wake_by_ref` on its own waker, not through `yield_now`.
+    WakeItself,
+    /// Enters another runtime's context and spawns there.
+    UseAnotherRuntime,
+}
+
+const ACTIONS: [Action; 6] = [
+    Action::Nothing,
+    Action::PollYieldNow,
+    Action::YieldOnAnotherExecutor,
+    Action::AbortAnother,
+    Action::WakeItself,
+    Action::UseAnotherRuntime,
+];
+
+/// How a poll that did an `Action` ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ending {
+    Ready,
+    /// With `PollYieldNow`, a real yield: the task is set aside on the
+    /// worker. With `WakeItself`, back to the ring. Otherwise idle.
+    Pending,
+    Panic,
+    /// Aborts its own task, then returns `Pending`: cancelled as the poll
+    /// ends.
+    AbortItself,
+}
+
+const ENDINGS: [Ending; 4] = [
+    Ending::Ready,
+    Ending::Pending,
+    Ending::Panic,
+    Ending::AbortItself,
+];
+
+/// Where the `Action` happened: in the poll before the one that queues
+/// the task, on the same worker, or earlier in the queueing poll itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Before {
+    PreviousPoll(Action, Ending),
+    SamePoll(Action),
+}
+
+/// How the task that must be stolen reaches the blocked worker's ring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Queued {
+    /// Spawned, then pushed out of the LIFO slot by the next spawn.
+    SpawnedTwice,
+    /// Idle, woken by the queueing task, then pushed out of the LIFO slot.
+    WokenByAnother,
+    /// Idle, aborted by the queueing task (queued to be cancelled), then
+    /// pushed out of the LIFO slot.
+    Aborted,
+    /// The queueing task itself: it wakes itself during its poll, not
+    /// through `yield_now`, and returns `Pending`.
+    WokeItself,
+    /// Awaits another task's `JoinHandle`; that task completes as the last
+    /// poll of the worker's LIFO run (R-10: 3 in a row), so the join
+    /// waker's wake puts it in the LIFO slot and the worker gives it up to
+    /// the ring.
+    JoinWakerAfterLifoRun,
+}
+
+/// Which poll blocks the worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Blocker {
+    /// The queueing poll, after it queued the task (a second spawn fills
+    /// the LIFO slot).
+    QueueingPoll,
+    /// A task the queueing poll spawns last, so the LIFO slot's.
+    NextPoll,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Combination {
+    before: Before,
+    queued: Queued,
+    blocker: Blocker,
+}
+
+impl Combination {
+    fn all() -> Vec<Combination> {
+        let mut befores: Vec<Before> = ACTIONS
+            .iter()
+            .flat_map(|&a| ENDINGS.iter().map(move |&e| Before::PreviousPoll(a, e)))
+            .collect();
+        befores.extend(ACTIONS.iter().map(|&a| Before::SamePoll(a)));
+        let mut all = Vec::new();
+        for &before in &befores {
+            for queued in [
+                Queued::SpawnedTwice,
+                Queued::WokenByAnother,
+                Queued::Aborted,
+                Queued::WokeItself,
+                Queued::JoinWakerAfterLifoRun,
+            ] {
+                // A task that queues itself or is completed by a LIFO run
+                // cannot block in the poll that queues it.
+                let blockers: &[Blocker] = match queued {
+                    Queued::WokeItself | Queued::JoinWakerAfterLifoRun => &[Blocker::NextPoll],
+                    _ => &[Blocker::QueueingPoll, Blocker::NextPoll],
+                };
+                for &blocker in blockers {
+                    all.push(Combination {
+                        before,
+                        queued,
+                        blocker,
+                    });
+                }
+            }
+        }
+        all
+    }
+
+    /// R-14's exception: the queued task yielded in the poll that requeues
+    /// it, so it waits on the blocked worker until the blocking poll
+    /// returns (R-9). A `block_on(yield_now())` followed by a wake of its
+    /// own counts as a yield in the code (`note_yield`'s flag stays set
+    /// after `block_on`'s waker took the yield), although R-9 says a task
+    /// woken by anything but its own yield goes to the ring at once: it is
+    /// checked as the code behaves, so that a change to either side shows
+    /// here, until the two agree.
+    fn queued_task_yielded(self) -> bool {
+        self.queued == Queued::WokeItself
+            && matches!(
+                self.before,
+                Before::SamePoll(Action::PollYieldNow | Action::YieldOnAnotherExecutor)
+            )
+    }
+
+    /// The blocking poll runs in the same run of the worker as the
+    /// previous poll (through the LIFO slot, with no look at any queue in
+    /// between), so a task that yielded in the previous poll cannot be
+    /// requeued, let alone stolen, before it ends (R-9).
+    fn blocker_in_the_previous_polls_run(self) -> bool {
+        self.queued != Queued::JoinWakerAfterLifoRun
+    }
+}
+
+const EXPECTED_PANIC: &str = "an environment's poll panics on purpose";
+
+type Mutex<T> = std::sync::Mutex<T>; // shim-exempt: the test's own records, outside the runtime
+
+/// One round's records, shared by its tasks and the test thread.
+#[derive(Default)]
+struct Round {
+    /// Which thread ran each named poll.
+    threads: Mutex<std::collections::HashMap<&'static str, std::thread::ThreadId>>,
+    /// Wakers left by idle tasks' first polls.
+    wakers: Mutex<std::collections::HashMap<&'static str, Waker>>,
+    /// Aborted by the round's tasks, joined by the test.
+    handles: Mutex<std::collections::HashMap<&'static str, JoinHandle<()>>>,
+    other: Mutex<Option<modelsync::runtime::Handle>>,
+    /// The queued task ran (or, aborted, was cancelled).
+    ran: AtomicUsize,
+    blocker_done: AtomicUsize,
+    /// Whether the blocker had ended when the queued task ran.
+    ran_after_blocker: AtomicUsize,
+    /// Whether the blocker had ended when the previous poll's task was
+    /// polled again.
+    previous_again_after_blocker: AtomicUsize,
+    /// Futures of this round not yet dropped.
+    live: AtomicUsize,
+    outcome: Mutex<Option<std::sync::mpsc::Sender<Result<(), String>>>>, // shim-exempt: the blocker's report to the test thread
+}
+
+impl Round {
+    fn seen(&self, poll: &'static str) {
+        let previous = self
+            .threads
+            .lock()
+            .unwrap()
+            .insert(poll, std::thread::current().id()); // shim-exempt: identifies the polling worker
+        assert!(previous.is_none(), "{poll} polled twice");
+    }
+
+    fn thread(&self, poll: &str) -> Option<std::thread::ThreadId> {
+        self.threads.lock().unwrap().get(poll).copied()
+    }
+
+    fn wake(&self, task: &str) {
+        let waker = self.wakers.lock().unwrap().remove(task);
+        waker
+            .unwrap_or_else(|| panic!("{task} left no waker"))
+            .wake();
+    }
+
+    fn abort(&self, task: &str) {
+        self.handles.lock().unwrap()[task].abort();
+    }
+
+    fn queued_ran(&self) {
+        self.seen("queued");
+        let after = self.blocker_done.load(SeqCst);
+        self.ran_after_blocker.store(after, SeqCst);
+        self.ran.store(1, SeqCst);
+    }
+}
+
+/// Counts a future among its round's live ones until it is dropped, so
+/// that a round ends only once every task it started has.
+fn tracked<F: Future + Send + 'static>(
+    round: &Arc<Round>,
+    future: F,
+) -> impl Future<Output = F::Output> + Send + 'static {
+    struct Live(Arc<Round>);
+    impl Drop for Live {
+        fn drop(&mut self) {
+            self.0.live.fetch_sub(1, SeqCst);
+        }
+    }
+    round.live.fetch_add(1, SeqCst);
+    let live = Live(round.clone());
+    async move {
+        let _live = live;
+        future.await
+    }
+}
+
+/// An idle task: its first poll leaves its waker under `name`; the poll
+/// after a wake runs `then`.
+fn idle(
+    round: &Arc<Round>,
+    name: &'static str,
+    then: impl FnOnce(&Arc<Round>) + Send + 'static,
+) -> impl Future<Output = ()> + Send + 'static {
+    let inner = round.clone();
+    let mut then = Some(then);
+    let mut polled = false;
+    tracked(
+        round,
+        std::future::poll_fn(move |cx| {
+            if !polled {
+                polled = true;
+                let waker = cx.waker().clone();
+                inner.wakers.lock().unwrap().insert(name, waker);
+                return Poll::Pending;
+            }
+            (then.take().expect("polled after Ready"))(&inner);
+            Poll::Ready(())
+        }),
+    )
+}
+
+fn act(action: Action, cx: &mut Context<'_>, round: &Round) {
+    match action {
+        Action::Nothing => {}
+        Action::PollYieldNow => {
+            let mut yielding = std::pin::pin!(yield_now());
+            assert!(yielding.as_mut().poll(cx).is_pending());
+        }
+        Action::YieldOnAnotherExecutor => modelsync::block_on(yield_now()),
+        Action::AbortAnother => round.abort("victim"),
+        Action::WakeItself => cx.waker().wake_by_ref(),
+        Action::UseAnotherRuntime => {
+            let other = round.other.lock().unwrap().clone().unwrap();
+            let _context = other.enter();
+            drop(spawn(async {}));
+        }
+    }
+}
+
+/// Blocks its worker's thread until the queued task ran, or for
+/// `patience()`, then reports.
+fn block(round: &Arc<Round>, combination: Combination) {
+    round.seen("blocker");
+    let outcome = if combination.queued_task_yielded() {
+        // Set aside on this very worker, which only this poll occupies.
+        if round.ran.load(SeqCst) == 0 {
+            Ok(())
+        } else {
+            Err("the queued task, which yielded, ran while its worker was blocked".to_string())
+        }
+    } else {
+        let deadline = std::time::Instant::now() + patience();
+        loop {
+            if round.ran.load(SeqCst) == 1 {
+                break Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                break Err("a task queued on a busy worker was never stolen".to_string());
+            }
+            std::thread::yield_now(); // shim-exempt: blocks this worker on purpose
+        }
+    };
+    round.blocker_done.store(1, SeqCst);
+    let report = round.outcome.lock().unwrap().take().unwrap();
+    report.send(outcome).unwrap();
+}
+
+fn blocker(round: &Arc<Round>, combination: Combination) -> impl Future<Output = ()> + Send {
+    let inner = round.clone();
+    tracked(round, async move { block(&inner, combination) })
+}
+
+/// The queueing poll: the `SamePoll` action, then the task is queued by
+/// `combination.queued`, then the worker is blocked by this poll or by the
+/// task in its LIFO slot.
+fn queueing(round: &Arc<Round>, combination: Combination) -> impl Future<Output = ()> + Send {
+    let round = round.clone();
+    let mut polled = false;
+    let inner = round.clone();
+    tracked(
+        &round,
+        std::future::poll_fn(move |cx| {
+            let round = &inner;
+            if polled {
+                // Only `WokeItself` polls it again: it is the queued task.
+                round.queued_ran();
+                return Poll::Ready(());
+            }
+            polled = true;
+            round.seen("queueing");
+            if let Before::SamePoll(action) = combination.before {
+                act(action, cx, round);
+            }
+            match combination.queued {
+                Queued::SpawnedTwice => {
+                    let ran = round.clone();
+                    drop(spawn(tracked(round, async move { ran.queued_ran() })));
+                }
+                Queued::WokenByAnother => round.wake("queued"),
+                Queued::Aborted => round.abort("queued"),
+                Queued::WokeItself => {
+                    drop(spawn(blocker(round, combination)));
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                Queued::JoinWakerAfterLifoRun => {
+                    let hop = round.clone();
+                    drop(spawn(tracked(round, async move {
+                        hop.seen("hop");
+                        hop.wake("completes");
+                    })));
+                    return Poll::Ready(());
+                }
+            }
+            match combination.blocker {
+                Blocker::NextPoll => drop(spawn(blocker(round, combination))),
+                Blocker::QueueingPoll => {
+                    drop(spawn(tracked(round, async {})));
+                    block(round, combination);
+                }
+            }
+            Poll::Ready(())
+        }),
+    )
+}
+
+/// The previous poll: its action, then it spawns the queueing task into
+/// the LIFO slot (so that task runs next, on this worker), then it ends.
+fn previous(
+    round: &Arc<Round>,
+    combination: Combination,
+    gate: Arc<(AtomicUsize, Mutex<Option<Waker>>)>,
+) -> impl Future<Output = ()> + Send {
+    let inner = round.clone();
+    let mut polled = false;
+    let poll = std::future::poll_fn(move |cx| {
+        let round = &inner;
+        if polled {
+            let after = round.blocker_done.load(SeqCst);
+            round.previous_again_after_blocker.store(after, SeqCst);
+            return Poll::Ready(());
+        }
+        polled = true;
+        round
+            .wakers
+            .lock()
+            .unwrap()
+            .insert("previous", cx.waker().clone());
+        let (action, ending) = match combination.before {
+            Before::PreviousPoll(action, ending) => {
+                round.seen("previous");
+                (Some(action), ending)
+            }
+            Before::SamePoll(_) => (None, Ending::Ready),
+        };
+        if let Some(action) = action {
+            act(action, cx, round);
+        }
+        drop(spawn(queueing(round, combination)));
+        match ending {
+            Ending::Ready => Poll::Ready(()),
+            Ending::Pending => Poll::Pending,
+            Ending::Panic => std::panic::panic_any(EXPECTED_PANIC),
+            Ending::AbortItself => {
+                round.abort("previous");
+                Poll::Pending
+            }
+        }
+    });
+    // Opened once its handle is stored, for `AbortItself`; then polled
+    // again as the first poll of a worker's run, from the inject queue.
+    tracked(round, async move {
+        WaitFor(gate).await;
+        poll.await
+    })
+}
+
+/// A task queued on a worker whose poll blocks its thread is run by
+/// another worker (R-14), whatever that worker did before: every
+/// combination of
 ///
-/// Checks: R-14.
+/// - what happened on the worker before the task was queued: in the
+///   previous poll there, each `Action` (nothing; `yield_now` polled with
+///   the task's waker; `yield_now` under `modelsync::block_on`, with
+///   another executor's waker; an abort of another task; a wake of itself;
+///   a spawn in another runtime's context) with each `Ending` (`Ready`,
+///   `Pending`, a panic, an abort of itself), or each `Action` earlier in
+///   the queueing poll itself: the per-thread yield flag, the yielded
+///   list, the LIFO slot, the ring and the thread's context each left as
+///   such a poll leaves them;
+/// - how the task reached the worker's ring (`Queued`): spawned and pushed
+///   out of the LIFO slot; woken, or aborted, by the queueing task and
+///   pushed out; woken by itself during its poll without yielding; woken
+///   by a `JoinHandle`'s waker as the last poll of a LIFO run ends;
+/// - whether the queueing poll itself blocks, or the next task polled.
+///
+/// The previous poll spawns the queueing task into its LIFO slot, which
+/// spawns or is the blocker, so all of them run on one worker; each
+/// records its thread, and a round counts for its combination only if
+/// they did (a thief can take the blocker itself when it is in the ring).
+/// Every combination must be reached. Not set by the test: the tick
+/// counter, which only orders the queues a worker looks at (its periodic
+/// requeue of yielded tasks makes them stealable, never the reverse); the
+/// worker's searching state, cleared before every poll; the thief's
+/// victim order, with one victim. They drift across rounds on one runtime.
+///
+/// R-14's exception, a task that yielded (its own `yield_now` in the poll
+/// that requeues it), is not stolen; for it, and for a previous poll that
+/// yielded, R-9's promise is checked instead: polled again only after the
+/// blocking poll returned.
+///
+/// Checks: R-14, R-9.
 #[test]
 fn work_queued_on_a_busy_worker_is_stolen() {
     let rt = runtime(2);
-    for round in 0..scaled(20) {
-        let ran = Arc::new(AtomicUsize::new(0));
-        let blocker = {
-            let ran = ran.clone();
-            rt.spawn(async move {
-                // Two spawns from this worker: the first goes to its LIFO
-                // slot, the second pushes it into the ring, where only a
-                // thief can take it while this poll blocks.
-                for _ in 0..2 {
-                    let ran = ran.clone();
-                    drop(spawn(async move {
-                        ran.fetch_add(1, SeqCst);
-                    }));
+    let other = runtime(1);
+    let previous_hook = Arc::new(std::panic::take_hook());
+    {
+        let previous_hook = previous_hook.clone();
+        std::panic::set_hook(Box::new(move |info| {
+            if info.payload().downcast_ref::<&str>() != Some(&EXPECTED_PANIC) {
+                previous_hook(info);
+            }
+        }));
+    }
+    let combinations = Combination::all();
+    // Under Miri each combination once: the enumeration is the point.
+    let reps = if cfg!(miri) { 1 } else { 3 };
+    let mut reached = vec![0; combinations.len()];
+    for (index, &combination) in combinations.iter().enumerate() {
+        // A thief may take the blocker out of the ring before its worker
+        // polls it (`JoinWakerAfterLifoRun`): such rounds are run again.
+        for attempt in 0..reps * 20 {
+            if reached[index] == reps {
+                break;
+            }
+            if run_round(&rt, &other, combination, attempt) {
+                reached[index] += 1;
+            }
+        }
+    }
+    drop(std::panic::take_hook());
+    std::panic::set_hook(Box::new(move |info| previous_hook(info)));
+    let missed: Vec<_> = combinations
+        .iter()
+        .zip(&reached)
+        .filter(|(_, &n)| n == 0)
+        .map(|(c, _)| c)
+        .collect();
+    assert!(missed.is_empty(), "never reached: {missed:?}");
+}
+
+/// One round of `combination`; true if its polls ran where it intends.
+fn run_round(rt: &Runtime, other: &Runtime, combination: Combination, attempt: usize) -> bool {
+    let round = Arc::new(Round::default());
+    let (report, outcome) = std::sync::mpsc::channel(); // shim-exempt: the blocker's report
+    *round.outcome.lock().unwrap() = Some(report);
+    *round.other.lock().unwrap() = Some(other.handle().clone());
+    let uses = |action| {
+        combination.before == Before::SamePoll(action)
+            || matches!(combination.before, Before::PreviousPoll(a, _) if a == action)
+    };
+    // The idle tasks the round wakes or aborts, each polled once first.
+    let mut idle_tasks = Vec::new();
+    if uses(Action::AbortAnother) {
+        idle_tasks.push(("victim", rt.spawn(idle(&round, "victim", |_| {}))));
+    }
+    match combination.queued {
+        Queued::WokenByAnother => {
+            idle_tasks.push((
+                "queued",
+                rt.spawn(idle(&round, "queued", |round| round.queued_ran())),
+            ));
+        }
+        Queued::Aborted => {
+            struct Cancelled(Arc<Round>);
+            impl Drop for Cancelled {
+                fn drop(&mut self) {
+                    self.0.queued_ran();
                 }
-                let deadline = std::time::Instant::now() + patience();
-                while ran.load(SeqCst) == 0 {
-                    assert!(
-                        std::time::Instant::now() < deadline,
-                        "round {round}: a task queued on a busy worker was never stolen"
-                    );
-                    std::thread::yield_now(); // shim-exempt: blocks this worker on purpose
+            }
+            let cancelled = Cancelled(round.clone());
+            let never = idle(&round, "queued", |_| unreachable!("only aborted"));
+            idle_tasks.push((
+                "queued",
+                rt.spawn(async move {
+                    let _cancelled = cancelled;
+                    never.await
+                }),
+            ));
+        }
+        Queued::JoinWakerAfterLifoRun => {
+            let completes = rt.spawn(idle(&round, "completes", move |round| {
+                round.seen("completes");
+                drop(spawn(blocker(round, combination)));
+            }));
+            let awaiting = round.clone();
+            let mut completes = Some(completes);
+            let mut polled = false;
+            let waiter = std::future::poll_fn(move |cx| {
+                let handle = completes.as_mut().expect("polled after Ready");
+                let poll = Pin::new(handle).poll(cx);
+                if !polled {
+                    polled = true;
+                    let waker = cx.waker().clone();
+                    awaiting.wakers.lock().unwrap().insert("awaits", waker);
                 }
-            })
+                match poll {
+                    Poll::Ready(result) => {
+                        result.unwrap();
+                        awaiting.queued_ran();
+                        Poll::Ready(())
+                    }
+                    Poll::Pending => Poll::Pending,
+                }
+            });
+            idle_tasks.push(("awaits", rt.spawn(tracked(&round, waiter))));
+        }
+        _ => {}
+    }
+    let mut first_polls: Vec<&str> = idle_tasks.iter().map(|&(name, _)| name).collect();
+    if combination.queued == Queued::JoinWakerAfterLifoRun {
+        // Its handle is the one "awaits" awaits.
+        first_polls.push("completes");
+    }
+    for name in first_polls {
+        wait_until(|| round.wakers.lock().unwrap().contains_key(name));
+    }
+    let gate = Arc::new((AtomicUsize::new(0), Mutex::new(None)));
+    let previous = rt.spawn(previous(&round, combination, gate.clone()));
+    let mut handles = round.handles.lock().unwrap();
+    handles.insert("previous", previous);
+    handles.extend(idle_tasks);
+    drop(handles);
+    gate.0.store(1, SeqCst);
+    if let Some(waker) = gate.1.lock().unwrap().take() {
+        waker.wake();
+    }
+
+    let outcome = outcome
+        .recv_timeout(2 * patience())
+        .unwrap_or_else(|_| panic!("{combination:?}, attempt {attempt}: the blocker never ran"));
+    if let Err(what) = outcome {
+        panic!("{combination:?}, attempt {attempt}: {what}");
+    }
+    // Every task of the round ends: idle ones are woken, the yielder runs
+    // once its worker is free (R-9).
+    let wakers: Vec<Waker> = round
+        .wakers
+        .lock()
+        .unwrap()
+        .drain()
+        .map(|(_, w)| w)
+        .collect();
+    wakers.into_iter().for_each(Waker::wake);
+    wait_until(|| round.live.load(SeqCst) == 0);
+    for (name, handle) in round.handles.lock().unwrap().drain() {
+        let result = rt.block_on(handle);
+        let expected = match (name, combination.before) {
+            ("previous", Before::PreviousPoll(_, Ending::Panic)) => "panicked",
+            ("previous", Before::PreviousPoll(_, Ending::AbortItself)) => "cancelled",
+            ("victim", _) => "cancelled",
+            ("queued", _) if combination.queued == Queued::Aborted => "cancelled",
+            _ => "completed",
         };
-        rt.block_on(blocker).unwrap();
+        let got = match &result {
+            Ok(()) => "completed",
+            Err(e) if e.is_panic() => "panicked",
+            Err(_) => "cancelled",
+        };
+        assert_eq!(got, expected, "{combination:?}: {name}");
+    }
+
+    let thread_of = |poll| round.thread(poll);
+    let worker = thread_of("blocker");
+    let mut on_the_worker = vec!["queueing"];
+    if matches!(combination.before, Before::PreviousPoll(..)) {
+        on_the_worker.push("previous");
+    }
+    if combination.queued == Queued::JoinWakerAfterLifoRun {
+        on_the_worker.extend(["hop", "completes"]);
+    }
+    let reached = on_the_worker.iter().all(|&poll| thread_of(poll) == worker);
+    if !reached {
+        return false;
+    }
+    if combination.queued_task_yielded() {
+        assert_eq!(
+            round.ran_after_blocker.load(SeqCst),
+            1,
+            "{combination:?}: the queued task, which yielded, ran before the blocking poll returned"
+        );
+    } else {
+        assert_ne!(
+            thread_of("queued"),
+            worker,
+            "{combination:?}: the queued task ran on the blocked worker"
+        );
+    }
+    if combination.before == Before::PreviousPoll(Action::PollYieldNow, Ending::Pending)
+        && combination.blocker_in_the_previous_polls_run()
+    {
+        assert_eq!(
+            round.previous_again_after_blocker.load(SeqCst),
+            1,
+            "{combination:?}: the task that yielded was polled again before the blocking poll \
+             returned"
+        );
+    }
+    true
+}
+
+/// Waits for `done`, for `patience()` at most.
+fn wait_until(done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + patience();
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a round's task never ended"
+        );
+        std::thread::yield_now(); // shim-exempt: the test thread, outside the runtime
     }
 }
 
