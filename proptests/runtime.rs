@@ -669,18 +669,12 @@ impl Combination {
 
     /// R-14's exception: the queued task yielded in the poll that requeues
     /// it, so it waits on the blocked worker until the blocking poll
-    /// returns. A `block_on(yield_now())` followed by a wake of its
-    /// own counts as a yield in the code (`note_yield`'s flag stays set
-    /// after `block_on`'s waker took the yield), although R-9 says a task
-    /// woken by anything but its own yield goes to the ring at once: it is
-    /// checked as the code behaves, so that a change to either side shows
-    /// here, until the two agree.
+    /// returns. A `block_on(yield_now())` is no yield of the task:
+    /// `block_on`'s waker took it, and a later wake of the task by itself
+    /// goes to the ring, where another worker takes it.
     fn queued_task_yielded(self) -> bool {
         self.queued == Queued::WokeItself
-            && matches!(
-                self.before,
-                Before::SamePoll(Action::PollYieldNow | Action::YieldOnAnotherExecutor)
-            )
+            && matches!(self.before, Before::SamePoll(Action::PollYieldNow))
     }
 
     /// The blocking poll runs in the same run of the worker as the
