@@ -27,7 +27,7 @@ use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 use super::live::Listed;
 use super::state::{State, ToIdle, ToNotified, ToRunning};
-use super::worker::Shared;
+use super::worker::{self, Shared};
 use crate::sync::{Arc, UnsafeCell};
 
 pub(super) struct Header {
@@ -146,11 +146,6 @@ impl Notified {
         Notified(raw)
     }
 
-    /// The task's address, as its wakers carry it (`is_waker_of`).
-    pub(super) fn addr(&self) -> usize {
-        self.0.addr()
-    }
-
     /// Polls (or cancels) the task, consuming the queue's reference.
     pub(super) fn run(self) {
         let raw = ManuallyDrop::new(self).0;
@@ -208,6 +203,7 @@ unsafe fn poll<F: Future>(ptr: NonNull<Header>) {
     // reference held for as long as this waker lives (the poll's).
     let waker = ManuallyDrop::new(unsafe { Waker::from_raw(raw_waker(ptr)) });
     let mut cx = Context::from_waker(&waker);
+    worker::polling_with(Some(&waker));
     let polled = catch_unwind(AssertUnwindSafe(|| {
         // As tokio's: a future whose poll panics is dropped while that
         // panic unwinds, so its `Drop` sees `std::thread::panicking()` (a
@@ -225,6 +221,7 @@ unsafe fn poll<F: Future>(ptr: NonNull<Header>) {
         std::mem::forget(drop_on_unwind);
         polled
     }));
+    worker::polling_with(None);
     let output = match polled {
         Ok(Poll::Pending) => match state.transition_to_idle() {
             ToIdle::Ok => return,
@@ -427,19 +424,6 @@ unsafe fn shutdown<F: Future>(ptr: NonNull<Header>) {
 }
 
 // The waker: a task pointer with one reference per waker.
-
-/// Whether `waker` is a waker of the task at `addr` (`RawTask::addr`):
-/// `yield_now` sets its task aside only for a yield polled with its own
-/// task's waker. Never dereferences `addr`.
-pub(super) fn is_waker_of(addr: usize, waker: &Waker) -> bool {
-    // SAFETY: this waker is only compared (`will_wake` reads its data
-    // pointer and vtable), never cloned, woken or dropped, so no vtable
-    // function ever runs on `addr`, live or not.
-    let own = ManuallyDrop::new(unsafe {
-        Waker::from_raw(RawWaker::new(addr as *const (), &WAKER_VTABLE))
-    });
-    own.will_wake(waker)
-}
 
 fn raw_waker(ptr: NonNull<Header>) -> RawWaker {
     RawWaker::new(ptr.as_ptr() as *const (), &WAKER_VTABLE)

@@ -31,7 +31,7 @@ use std::task::Waker;
 
 use super::idle::Idle;
 use super::live::LiveTasks;
-use super::task::{self, JoinHandle, Notified, RawTask};
+use super::task::{JoinHandle, Notified, RawTask};
 use crate::park::{Parker, Unparker};
 use crate::queue::{Inject, Local, Steal};
 use crate::sync::atomic::{AtomicBool, Ordering::*};
@@ -99,11 +99,12 @@ thread_local! {
     /// only by a worker, on its own thread.
     #[allow(clippy::missing_const_for_thread_local)]
     static POLL_YIELDED: Cell<bool> = Cell::new(false);
-    /// The address of the task a worker polls on this thread (0 between
-    /// polls and off workers): a yield counts only if polled with that
-    /// task's own waker.
+    /// The address of the waker the task polled on this thread was given
+    /// (0 between polls): a yield counts only if polled with that very
+    /// waker, which lives on the poll's stack for the whole poll, so no
+    /// other waker shares its address meanwhile.
     #[allow(clippy::missing_const_for_thread_local)]
-    static POLLED_TASK: Cell<usize> = Cell::new(0);
+    static POLLED_WAKER: Cell<usize> = Cell::new(0);
 }
 
 /// The runtime context of a thread. Every access goes through `try_with`:
@@ -204,7 +205,7 @@ pub(super) fn is_driving() -> bool {
 }
 
 /// `yield_now`'s request, during a poll, with the waker it was polled
-/// with: if this thread is a worker polling the task that waker wakes,
+/// with: if that is the waker this thread's task poll gave its future,
 /// the task the poll requeues for waking itself is set aside. A
 /// yield polled with another executor's waker (a future's own `block_on`
 /// inside a task) or a combinator's own waker wakes that at once and
@@ -212,10 +213,18 @@ pub(super) fn is_driving() -> bool {
 /// in the same poll is no yield, and goes to its worker's queue, where
 /// another worker may take it.
 pub(super) fn note_yield(waker: &Waker) {
-    let polled = POLLED_TASK.try_with(Cell::get).unwrap_or(0);
-    if polled != 0 && task::is_waker_of(polled, waker) {
+    let polled = POLLED_WAKER.try_with(Cell::get).unwrap_or(0);
+    if polled != 0 && polled == waker as *const Waker as usize {
         let _ = POLL_YIELDED.try_with(|yielded| yielded.set(true));
     }
+}
+
+/// Names the waker a task's poll on this thread gives its future (`None`
+/// once the poll returned), for `note_yield`. A context passed down
+/// unchanged, or rebuilt around the same waker, keeps its address.
+pub(super) fn polling_with(waker: Option<&Waker>) {
+    let address = waker.map_or(0, |waker| waker as *const Waker as usize);
+    let _ = POLLED_WAKER.try_with(|polled| polled.set(address));
 }
 
 /// Creates the shared state for `workers` workers, returning each worker's
@@ -488,13 +497,10 @@ impl Worker {
         true
     }
 
-    /// Polls `task`, with `yield_now`'s flag cleared for it and the task
-    /// named as the one this thread polls.
+    /// Polls `task`, with `yield_now`'s flag cleared for it.
     fn poll(&self, task: Notified) {
         POLL_YIELDED.with(|yielded| yielded.set(false));
-        POLLED_TASK.with(|polled| polled.set(task.addr()));
         task.run();
-        POLLED_TASK.with(|polled| polled.set(0));
     }
 
     fn run_task(&self, task: Notified) {
