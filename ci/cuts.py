@@ -82,7 +82,10 @@ def measure(model, cuts):
                               "--exact", model], cwd=ROOT, env=env, capture_output=True,
                              text=True)
         wall = time.time() - started
-        lines = [l for l in run.stdout.splitlines() if l.startswith(f"model {model} ")]
+        # The line is the model's process's, on stderr or stdout as the
+        # harness's own-process runner passes it on.
+        output = run.stdout + "\n" + run.stderr
+        lines = [l for l in output.splitlines() if l.startswith(f"model {model} ")]
         if run.returncode != 0 or not lines:
             sys.exit(f"ci/cuts.py: {model} with cuts {cut} failed:\n{run.stdout[-3000:]}"
                      f"\n{run.stderr[-3000:]}")
