@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_ratios  # noqa: E402
 import tree  # noqa: E402
 
 ROOT = tree.ROOT
@@ -48,14 +49,8 @@ LABELS = {"none": "none", "symmetry": "symmetry", "all": "symmetry and commuting
 
 
 def host():
-    info = {}
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if ":" in line:
-            k, v = (s.strip() for s in line.split(":", 1))
-            info.setdefault(k, v)
-    return (f"{info.get('model name', '?')} ({info.get('vendor_id', '?')}, cpu family "
-            f"{info.get('cpu family', '?')}, model {info.get('model', '?')}), "
-            f"{os.cpu_count()} cores")
+    """This machine as BENCHMARKS.md describes it (ci/bench_ratios.py)."""
+    return bench_ratios.host()[1]
 
 
 def commit():

@@ -869,11 +869,17 @@ pub fn generated_complete<P: Subject>(model: Model, small: Small) {
     run_generated::<P>(model, Some(small));
 }
 
+/// The executions one scenario's pass may take unless an environment
+/// variable says otherwise: complete runs' `MODELSYNC_COMPLETE_BUDGET`
+/// and one-size-up scopes' `MODELSYNC_BOUNDED_SCOPE_BUDGET`.
+pub const DEFAULT_SCENARIO_BUDGET: usize = 50_000;
+
 /// The loom budget of one scenario's pass in a complete run:
-/// `MODELSYNC_COMPLETE_BUDGET` (default 50,000). A scenario that needs
-/// more fails the run: the budget is a limit, not a fallback.
+/// `MODELSYNC_COMPLETE_BUDGET` (default [`DEFAULT_SCENARIO_BUDGET`]). A
+/// scenario that needs more fails the run: the budget is a limit, not a
+/// fallback.
 pub fn complete_budget() -> usize {
-    env_usize("MODELSYNC_COMPLETE_BUDGET").map_or(50_000, |n| n as usize)
+    env_usize("MODELSYNC_COMPLETE_BUDGET").map_or(DEFAULT_SCENARIO_BUDGET, |n| n as usize)
 }
 
 fn run_generated<P: Subject>(model: Model, small: Option<Small>) {

@@ -186,8 +186,9 @@ fn orders<Op: Clone>(
 /// ([`Subject::footprint`]) are disjoint from every other thread's: such
 /// a thread commutes with the rest, so every execution of the scenario
 /// is one of the other threads' scenario with this thread's calls before
-/// or after it, checked by the smaller scope (one thread fewer), which
-/// runs complete in the main job, and by the sequential specification.
+/// or after it, checked by the smaller scope (one thread fewer), whose
+/// every scenario the main job runs with no preemption bound, and by the
+/// sequential specification.
 /// A subject that cannot say (`None`) has no independent thread.
 fn has_independent_thread<P: Subject>(threads: &[Vec<P::Op>]) -> bool {
     let parts: Option<Vec<u64>> = threads
@@ -400,8 +401,8 @@ pub fn every_scenario<P: Subject>(model: Model, scope: Scope<P>) {
 
 /// A scope one size up from a component's complete one (three threads of
 /// one call, or two threads of one or two calls): as [`every_scenario`],
-/// but under loom a scenario that does not finish complete within the
-/// budget runs, in each pass, at the highest preemption bound that does,
+/// but under loom a scenario whose every execution (no preemption bound)
+/// does not fit within the budget runs, in each pass, at the highest preemption bound that does,
 /// and the run does not fail for it: the result line says how many
 /// finished complete and the lowest bound of the rest
 /// (`complete=X bounded=Y(lowest_bound=N)`), which the status states
@@ -424,7 +425,8 @@ enum Claim {
 }
 
 /// The loom budget of each pass of a one-size-up scope's scenario:
-/// `MODELSYNC_BOUNDED_SCOPE_BUDGET` (default 50,000 executions), within
+/// `MODELSYNC_BOUNDED_SCOPE_BUDGET` (default
+/// [`scenario::DEFAULT_SCENARIO_BUDGET`] executions), within
 /// which it runs complete or climbs to its highest finishing bound. Not
 /// the complete runs' `MODELSYNC_COMPLETE_BUDGET`, which the nightly
 /// raises for scopes that must finish complete: a larger budget here
@@ -434,7 +436,7 @@ pub fn bounded_scope_budget() -> usize {
     std::env::var("MODELSYNC_BOUNDED_SCOPE_BUDGET")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(50_000)
+        .unwrap_or(scenario::DEFAULT_SCENARIO_BUDGET)
 }
 
 /// PCT runs per scenario and depth of a one-size-up scope under shuttle:
