@@ -294,6 +294,13 @@ def run_pr_tier(mutant, workdir, env, budget, start):
     return {"result": "survived", "by": [], "secs": round(time.time() - start, 1)}
 
 
+def not_yet_run(primitive):
+    """The primitive's models with no recorded run (ci/model_table.py not-run)."""
+    runs = load_json(ROOT / "verification" / "runs.json", {"models": {}})["models"]
+    return sorted(m for m, e in runs.items()
+                  if m.startswith(primitive + "::") and "not_run" in e)
+
+
 def run_one(mutant, slot, budget, scratch, tier):
     workdir = scratch / f"work{slot}"
     copy_tree(workdir)
@@ -331,7 +338,11 @@ def run_one(mutant, slot, budget, scratch, tier):
                 "detail": build.stderr[-2000:]}
     if tier == "pr":
         return run_pr_tier(mutant, workdir, env, budget, start)
-    failed, whys, skip = [], [], []
+    # A nightly model recorded as not yet run (verification/runs.json
+    # `not_run`) has no run that fits a mutant's budget: skipped, and
+    # named in the record's `skipped`.
+    unrun = not_yet_run(mutant["primitive"])
+    failed, whys, skip = [], [], list(unrun)
     # A mutant that aborts the test process (a double free, loom's own
     # abort) ends the run at that model; run the rest again without it, so
     # that every model that kills the mutant is named, not just the first.
@@ -365,9 +376,11 @@ def run_one(mutant, slot, budget, scratch, tier):
         failed.append(f"{started[-1]} (process died)")
         skip.append(started[-1])
     secs = round(time.time() - start, 1)
+    extra = {"skipped": unrun} if unrun else {}
     if not failed:
-        return {"result": "survived", "by": [], "secs": secs}
-    return {"result": "killed", "by": failed, "secs": secs, "why": whys[0][:200] if whys else ""}
+        return {"result": "survived", "by": [], "secs": secs, **extra}
+    return {"result": "killed", "by": failed, "secs": secs, "why": whys[0][:200] if whys else "",
+            **extra}
 
 
 def load_json(path, default):
