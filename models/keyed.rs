@@ -20,7 +20,48 @@ use modelsync::keyed::{self, Message};
 use modelsync::sync::thread;
 use proptest::strategy::BoxedStrategy;
 
-type Msg = Message<u8, Tracked>;
+type Msg = Message<Key, Tracked>;
+
+/// A key as these models' channels see it: a name, whose `Hash` panics
+/// when the name is [`KEY_THAT_PANICS`]. A key's `Hash` is user code the
+/// channel runs, and K-5 lets it panic: the scopes' senders include one
+/// (`KeyedOp::SendKeyPanics`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Key(u8);
+
+const KEY_THAT_PANICS: u8 = u8::MAX;
+
+/// The payload of a [`Key`]'s panic, told apart from every other panic (a
+/// model's own failures are never caught).
+struct KeyPanic;
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        if self.0 == KEY_THAT_PANICS {
+            silence_key_panics();
+            std::panic::panic_any(KeyPanic);
+        }
+        self.0.hash(state);
+    }
+}
+
+/// Keeps the expected panics of [`Key`] out of the test output (each
+/// execution would print one); every other panic is printed as before.
+fn silence_key_panics() {
+    static SILENCED: std::sync::Once = std::sync::Once::new();
+    SILENCED.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<KeyPanic>() {
+                previous(info);
+            }
+        }));
+    });
+}
+
+fn keys_of(names: &[u8]) -> impl Iterator<Item = Key> + '_ {
+    names.iter().map(|&name| Key(name))
+}
 
 /// One of the two flavours, behind the calls the scenarios make.
 trait Flavour: 'static {
@@ -37,16 +78,16 @@ struct Blocking;
 struct Async;
 
 impl Flavour for Blocking {
-    type Tx = keyed::SyncSender<u8, Tracked>;
-    type Rx = keyed::SyncReceiver<u8, Tracked>;
+    type Tx = keyed::SyncSender<Key, Tracked>;
+    type Rx = keyed::SyncReceiver<Key, Tracked>;
     fn channel(capacity: usize) -> (Self::Tx, Self::Rx) {
         keyed::sync_channel(capacity)
     }
     fn send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), SendError<Tracked>> {
-        tx.send(keys.iter().copied(), value)
+        tx.send(keys_of(keys), value)
     }
     fn try_send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), TrySendError<Tracked>> {
-        tx.try_send(keys.iter().copied(), value)
+        tx.try_send(keys_of(keys), value)
     }
     fn recv(rx: &mut Self::Rx) -> Result<Msg, RecvError> {
         rx.recv()
@@ -57,16 +98,16 @@ impl Flavour for Blocking {
 }
 
 impl Flavour for Async {
-    type Tx = keyed::Sender<u8, Tracked>;
-    type Rx = keyed::Receiver<u8, Tracked>;
+    type Tx = keyed::Sender<Key, Tracked>;
+    type Rx = keyed::Receiver<Key, Tracked>;
     fn channel(capacity: usize) -> (Self::Tx, Self::Rx) {
         keyed::channel(capacity)
     }
     fn send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), SendError<Tracked>> {
-        modelsync::block_on(tx.send(keys.iter().copied(), value))
+        modelsync::block_on(tx.send(keys_of(keys), value))
     }
     fn try_send(tx: &Self::Tx, keys: &[u8], value: Tracked) -> Result<(), TrySendError<Tracked>> {
-        tx.try_send(keys.iter().copied(), value)
+        tx.try_send(keys_of(keys), value)
     }
     fn recv(rx: &mut Self::Rx) -> Result<Msg, RecvError> {
         modelsync::block_on(rx.recv())
@@ -949,11 +990,11 @@ fn second_waits_behind_the_first(
     ledger: &Ledger,
     rec: &Recorded<'_>,
 ) -> (
-    keyed::Sender<u8, Tracked>,
-    keyed::Receiver<u8, Tracked>,
+    keyed::Sender<Key, Tracked>,
+    keyed::Receiver<Key, Tracked>,
     Msg,
 ) {
-    let (tx, mut rx) = keyed::channel::<u8, Tracked>(2);
+    let (tx, mut rx) = keyed::channel::<Key, Tracked>(2);
     assert!(
         rec.try_send::<Async>(&tx, &[0], ledger.item(0)).is_ok()
             && rec.try_send::<Async>(&tx, &[0], ledger.item(1)).is_ok()
@@ -965,7 +1006,7 @@ fn second_waits_behind_the_first(
 /// Polls one `recv` once and drops it: delivers the second message if it
 /// was ready, and returns whether the `recv` pended (and was cancelled).
 fn recv_polled_once_then_cancelled(
-    rx: &mut keyed::Receiver<u8, Tracked>,
+    rx: &mut keyed::Receiver<Key, Tracked>,
     ledger: &Ledger,
     rec: &Recorded<'_>,
 ) -> bool {
@@ -1287,6 +1328,10 @@ enum KeyedOp {
     TryRecv,
     /// One poll of the async `send`, the future dropped after it.
     SendPolledOnce(Vec<u8>, usize),
+    /// A send (blocking, or the async one polled until it is ready) under
+    /// a key whose `Hash` panics: it must panic whatever the channel's
+    /// state, and change nothing (K-5).
+    SendKeyPanics(usize),
     /// One poll of the async `recv`, the future dropped after it.
     RecvPolledOnce,
     /// Drops the oldest message this thread holds.
@@ -1381,7 +1426,7 @@ impl ScenarioFlavour for Async {
         value: Tracked,
         waiter: &Waiter,
     ) -> Option<Result<(), SendError<Tracked>>> {
-        poll_until(tx.send(keys.iter().copied(), value), waiter)
+        poll_until(tx.send(keys_of(keys), value), waiter)
     }
     fn wait_recv(rx: &mut Self::Rx, waiter: &Waiter) -> Option<Result<Msg, RecvError>> {
         poll_until(rx.recv(), waiter)
@@ -1391,7 +1436,7 @@ impl ScenarioFlavour for Async {
         keys: &[u8],
         value: Tracked,
     ) -> Option<Result<(), SendError<Tracked>>> {
-        poll_once(tx.send(keys.iter().copied(), value))
+        poll_once(tx.send(keys_of(keys), value))
     }
     fn recv_polled_once(rx: &mut Self::Rx) -> Option<Result<Msg, RecvError>> {
         poll_once(rx.recv())
@@ -1431,7 +1476,10 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
             .filter(|op| {
                 matches!(
                     op,
-                    KeyedOp::Send(..) | KeyedOp::TrySend(..) | KeyedOp::SendPolledOnce(..)
+                    KeyedOp::Send(..)
+                        | KeyedOp::TrySend(..)
+                        | KeyedOp::SendPolledOnce(..)
+                        | KeyedOp::SendKeyPanics(..)
                 )
             })
             .count()
@@ -1443,6 +1491,10 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
         let mut items = 0;
         let mut names: Vec<u8> = Vec::new();
         for op in scenario.ops_mut() {
+            if let KeyedOp::SendKeyPanics(id) = op {
+                *id = items;
+                items += 1;
+            }
             if let KeyedOp::Send(keys, id)
             | KeyedOp::TrySend(keys, id)
             | KeyedOp::SendPolledOnce(keys, id) = op
@@ -1549,6 +1601,22 @@ impl<F: ScenarioFlavour> Subject for KeyedSubject<F> {
                 match F::wait_send(tx, keys, value, waiter) {
                     Some(answer) => rec.returned(call, sent(&answer)),
                     None => rec.gave_up(call),
+                }
+            }
+            KeyedOp::SendKeyPanics(id) => {
+                let value = ledger.item(*id);
+                let Some(tx) = actor.senders.first() else {
+                    return;
+                };
+                let call = rec.call(Op::SendKeyPanics(*id));
+                let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    F::wait_send(tx, &[KEY_THAT_PANICS], value, waiter)
+                }));
+                match answer {
+                    Err(payload) if payload.is::<KeyPanic>() => rec.returned(call, Ret::Panicked),
+                    Err(payload) => std::panic::resume_unwind(payload),
+                    Ok(Some(answer)) => rec.returned(call, sent(&answer)),
+                    Ok(None) => rec.gave_up(call),
                 }
             }
             KeyedOp::TrySend(keys, id) => {
@@ -1808,8 +1876,10 @@ fn async_generated_scenarios() {
 /// receiver's thread calls one of receive, one poll of a receive,
 /// `try_recv` and the receiver's drop; a worker's thread one of a send
 /// (on a key the prefix used, on another, on both), one poll of a send,
-/// `try_send`, the release of a message the prefix received (its drop, or
-/// `into_value`), its sender's clone and its drop; at capacity 2; from each regime of the channel's state;
+/// `try_send`, a send under a key whose `Hash` panics (the environment:
+/// K-5 lets a key's `Hash` panic), the release of a message the prefix
+/// received (its drop, or `into_value`), its sender's clone and its drop;
+/// at capacity 2; from each regime of the channel's state;
 /// then the main thread releases everything and receives what is left.
 ///
 /// The regimes are the channel's situations when a race begins, one per
@@ -1859,8 +1929,9 @@ fn async_scope() -> scope::Scope<KeyedSubject<Async>> {
 
 /// A worker's calls in the whole channel's scopes: a send on a key the
 /// prefix used, on another, on both, one poll of a send (async only),
-/// `try_send`, a release of a message the prefix received (its drop, or
-/// `into_value`), its sender's clone and its drop.
+/// `try_send`, a send under a key whose `Hash` panics, a release of a
+/// message the prefix received (its drop, or `into_value`), its sender's
+/// clone and its drop.
 fn worker_alphabet(with_single_poll: bool) -> Vec<KeyedOp> {
     use KeyedOp::*;
     let mut calls = vec![Send(vec![0], 0), Send(vec![1], 0), Send(vec![0, 1], 0)];
@@ -1869,6 +1940,7 @@ fn worker_alphabet(with_single_poll: bool) -> Vec<KeyedOp> {
     }
     calls.extend([
         TrySend(vec![0], 0),
+        SendKeyPanics(0),
         Release,
         IntoValue,
         CloneSender,
@@ -1973,9 +2045,9 @@ fn keyed_regimes<F: ScenarioFlavour>() -> Vec<scope::Regime<KeyedSubject<F>>> {
 /// or with its reason in the history), a given-up receive or send by its
 /// give-up check (a lost wake-up), every item delivered or dropped once.
 ///
-/// Scope: keyed-async-2x1 (the receiver's thread with one operation of 4, a worker with one of 9, from 13 regimes; scenarios that differ only in their keys' and items' names counted once)
+/// Scope: keyed-async-2x1 (the receiver's thread with one operation of 4, a worker with one of 10, from 13 regimes; scenarios that differ only in their keys' and items' names counted once)
 ///
-/// Checks: K-1, K-2, K-3, K-4, K-7, K-11.
+/// Checks: K-1, K-2, K-3, K-4, K-5 (weaker: a key's `Hash` that panics in a send, not values or wakers that call back), K-7, K-11.
 #[test]
 fn async_scope_complete() {
     scope::every_scenario(model!(), async_scope());
@@ -1984,9 +2056,9 @@ fn async_scope_complete() {
 /// The whole channel's scope, sync flavour (keyed-sync-2x1): the
 /// receiver's thread calls one of the blocking receive, `try_recv` and the
 /// receiver's drop; a worker's thread one of a blocking send (on a key the
-/// prefix used, on another, on both), `try_send`, the release of a message
-/// the prefix received (its drop, or `into_value`), its sender's clone and
-/// its drop; at capacity 2; from each regime of `keyed_regimes` a sync
+/// prefix used, on another, on both), `try_send`, a send under a key whose
+/// `Hash` panics, the release of a message the prefix received (its drop,
+/// or `into_value`), its sender's clone and its drop; at capacity 2; from each regime of `keyed_regimes` a sync
 /// history reaches (the three that stand on an async receive polled once
 /// are the async scope's); then the main thread releases everything and
 /// receives what is left.
@@ -2051,6 +2123,10 @@ fn sync_calls_complete(
             };
             Some(op)
         }
+        KeyedOp::SendKeyPanics(_) => {
+            items += 1;
+            Some(Op::SendKeyPanics(items - 1))
+        }
         KeyedOp::Recv => Some(Op::Recv),
         KeyedOp::TryRecv => Some(Op::TryRecv),
         KeyedOp::Release | KeyedOp::IntoValue => held.pop_front().map(Op::Release),
@@ -2078,7 +2154,11 @@ fn sync_calls_complete(
     let (receiver_op, worker_op) = (&threads[0][0], &threads[1][0]);
     let needs_sender = matches!(
         worker_op,
-        KeyedOp::Send(..) | KeyedOp::TrySend(..) | KeyedOp::CloneSender | KeyedOp::DropSender
+        KeyedOp::Send(..)
+            | KeyedOp::TrySend(..)
+            | KeyedOp::SendKeyPanics(..)
+            | KeyedOp::CloneSender
+            | KeyedOp::DropSender
     );
     // A receiver dropped in the prefix: the receiver's thread has none,
     // and its calls are skipped.
@@ -2131,9 +2211,9 @@ fn sync_calls_complete(
 /// `specs/keyed.rs`, a lost wake-up a deadlock, every item delivered or
 /// dropped once.
 ///
-/// Scope: keyed-sync-2x1 (the receiver's thread with one operation of 3, a worker with one of 8, from 10 regimes, blocking calls that can all return; scenarios that differ only in their keys' and items' names counted once)
+/// Scope: keyed-sync-2x1 (the receiver's thread with one operation of 3, a worker with one of 9, from 10 regimes, blocking calls that can all return; scenarios that differ only in their keys' and items' names counted once)
 ///
-/// Checks: K-1, K-2, K-3, K-4, K-7, K-11.
+/// Checks: K-1, K-2, K-3, K-4, K-5 (weaker: a key's `Hash` that panics in a send, not values or wakers that call back), K-7, K-11.
 #[test]
 fn sync_scope_complete() {
     scope::every_scenario(model!(), sync_scope());
