@@ -1922,6 +1922,7 @@ fn async_scope() -> scope::Scope<KeyedSubject<Async>> {
         // Thread 1 owns the receiver.
         ordered_threads: true,
         contract: scope::any_operations,
+        shard_of: None,
         real_time_orders: true,
         regimes: keyed_regimes(),
     }
@@ -2085,6 +2086,7 @@ fn sync_scope() -> scope::Scope<KeyedSubject<Blocking>> {
         post: vec![ReleaseAll, TryRecv, ReleaseAll, TryRecv],
         ordered_threads: true,
         contract: sync_calls_complete,
+        shard_of: None,
         real_time_orders: true,
         regimes,
     }

@@ -1545,6 +1545,7 @@ fn notify_scope(
             .collect(),
         ordered_threads: true,
         contract: scope::any_operations,
+        shard_of: None,
         // The main job's scope only: its real-time orders are cheap; one
         // size up, they would multiply scenarios that are costly already.
         real_time_orders: threads == 2 && lengths.1 == 1 && !calling_back,
@@ -1667,14 +1668,96 @@ fn scope_calling_back_complete() {
 /// notifications racing a registration, or a notification racing two
 /// drops of chosen waiters, need. Each scenario complete within the
 /// budget, or at the highest preemption bound that finishes for it; under
-/// shuttle, every scenario under PCT.
+/// shuttle, every scenario under PCT. The scope has no symmetry between
+/// its threads (the regimes name thread 1's and thread 2's futures), so
+/// it holds every triple of calls from every regime: the nightly runs it
+/// in four shards of three regimes each (`notify_shard`), one model each.
+fn notify_shard(
+    threads: usize,
+    lengths: (usize, usize),
+    regimes: &[&str],
+) -> scope::Scope<NotifySubject> {
+    notify_scope(threads, lengths, false).only_regimes(regimes)
+}
+
+/// Scope notify-3x1, the shard from no waiter registered: the state word and the permit alone.
 ///
-/// Scope: notify-3x1 (three threads, one operation each of 8, from 12 regimes)
+/// Scope: notify-3x1 from empty, permit_stored, permit_after_a_generation (three threads, one operation each of 8, from 3 of its 12 regimes)
 ///
 /// Checks: N-1, N-2, N-3, N-4, N-5.
 #[test]
-fn scope_three_threads_complete_or_bounded() {
-    scope::every_scenario_complete_or_bounded(model!().nightly(), notify_scope(3, (1, 1), false));
+fn scope_three_threads_from_permits_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        notify_shard(
+            3,
+            (1, 1),
+            &["empty", "permit_stored", "permit_after_a_generation"],
+        ),
+    );
+}
+
+/// Scope notify-3x1, the shard from one or two waiters registered, or a future made before a generation.
+///
+/// Scope: notify-3x1 from one_registered, two_registered, created_before_notify_waiters (three threads, one operation each of 8, from 3 of its 12 regimes)
+///
+/// Checks: N-1, N-2, N-3, N-4, N-5.
+#[test]
+fn scope_three_threads_from_one_or_two_registered_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        notify_shard(
+            3,
+            (1, 1),
+            &[
+                "one_registered",
+                "two_registered",
+                "created_before_notify_waiters",
+            ],
+        ),
+    );
+}
+
+/// Scope notify-3x1, the shard from three waiters on the list (notify_waiters' two batches), or the list turned over.
+///
+/// Scope: notify-3x1 from three_registered_thread_2_last, three_registered_thread_1_last, list_turned_over (three threads, one operation each of 8, from 3 of its 12 regimes)
+///
+/// Checks: N-1, N-2, N-3, N-4, N-5.
+#[test]
+fn scope_three_threads_from_three_registered_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        notify_shard(
+            3,
+            (1, 1),
+            &[
+                "three_registered_thread_2_last",
+                "three_registered_thread_1_last",
+                "list_turned_over",
+            ],
+        ),
+    );
+}
+
+/// Scope notify-3x1, the shard from a waiter chosen and not yet polled (by notify_one, notify_last or notify_waiters).
+///
+/// Scope: notify-3x1 from oldest_chosen_not_polled, newest_chosen_not_polled, all_notified_not_polled (three threads, one operation each of 8, from 3 of its 12 regimes)
+///
+/// Checks: N-1, N-2, N-3, N-4, N-5.
+#[test]
+fn scope_three_threads_from_chosen_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        notify_shard(
+            3,
+            (1, 1),
+            &[
+                "oldest_chosen_not_polled",
+                "newest_chosen_not_polled",
+                "all_notified_not_polled",
+            ],
+        ),
+    );
 }
 
 /// `Notify`'s scope one call up (notify-2x2): two threads, one or two
@@ -1682,12 +1765,85 @@ fn scope_three_threads_complete_or_bounded() {
 /// Two calls on a thread are what a registration followed by its own
 /// drop or waker change, racing a notification, needs. Each scenario
 /// complete within the budget, or at the highest preemption bound that
-/// finishes for it; under shuttle, every scenario under PCT.
+/// finishes for it; under shuttle, every scenario under PCT. No symmetry
+/// between its threads either: four shards of three regimes, as notify-3x1.
 ///
-/// Scope: notify-2x2 (two threads, one or two operations each of 8, from 12 regimes)
+/// This one is the shard from no waiter registered: the state word and the permit alone.
+///
+/// Scope: notify-2x2 from empty, permit_stored, permit_after_a_generation (two threads, one or two operations each of 8, from 3 of its 12 regimes)
 ///
 /// Checks: N-1, N-2, N-3, N-4, N-5.
 #[test]
-fn scope_two_ops_complete_or_bounded() {
-    scope::every_scenario_complete_or_bounded(model!().nightly(), notify_scope(2, (1, 2), false));
+fn scope_two_ops_from_permits_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        notify_shard(
+            2,
+            (1, 2),
+            &["empty", "permit_stored", "permit_after_a_generation"],
+        ),
+    );
+}
+
+/// Scope notify-2x2, the shard from one or two waiters registered, or a future made before a generation.
+///
+/// Scope: notify-2x2 from one_registered, two_registered, created_before_notify_waiters (two threads, one or two operations each of 8, from 3 of its 12 regimes)
+///
+/// Checks: N-1, N-2, N-3, N-4, N-5.
+#[test]
+fn scope_two_ops_from_one_or_two_registered_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        notify_shard(
+            2,
+            (1, 2),
+            &[
+                "one_registered",
+                "two_registered",
+                "created_before_notify_waiters",
+            ],
+        ),
+    );
+}
+
+/// Scope notify-2x2, the shard from three waiters on the list (notify_waiters' two batches), or the list turned over.
+///
+/// Scope: notify-2x2 from three_registered_thread_2_last, three_registered_thread_1_last, list_turned_over (two threads, one or two operations each of 8, from 3 of its 12 regimes)
+///
+/// Checks: N-1, N-2, N-3, N-4, N-5.
+#[test]
+fn scope_two_ops_from_three_registered_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        notify_shard(
+            2,
+            (1, 2),
+            &[
+                "three_registered_thread_2_last",
+                "three_registered_thread_1_last",
+                "list_turned_over",
+            ],
+        ),
+    );
+}
+
+/// Scope notify-2x2, the shard from a waiter chosen and not yet polled (by notify_one, notify_last or notify_waiters).
+///
+/// Scope: notify-2x2 from oldest_chosen_not_polled, newest_chosen_not_polled, all_notified_not_polled (two threads, one or two operations each of 8, from 3 of its 12 regimes)
+///
+/// Checks: N-1, N-2, N-3, N-4, N-5.
+#[test]
+fn scope_two_ops_from_chosen_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        notify_shard(
+            2,
+            (1, 2),
+            &[
+                "oldest_chosen_not_polled",
+                "newest_chosen_not_polled",
+                "all_notified_not_polled",
+            ],
+        ),
+    );
 }

@@ -1172,6 +1172,7 @@ fn oneshot_scope(lengths: (usize, usize)) -> scope::Scope<OneshotChannel> {
         post: vec![IsClosed, IsEmpty, TryRecv],
         ordered_threads: true,
         contract: scope::any_operations,
+        shard_of: None,
         // The main job's scope only: one call per thread (see
         // `notify_scope`).
         real_time_orders: lengths.1 == 1,

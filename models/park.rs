@@ -171,12 +171,63 @@ fn ping_pong_rounds() {
 /// may unpark itself); the other threads hold `Unparker`s and unpark at
 /// least once each, so that the park always ends (`park` cannot be given
 /// up: it blocks its thread). The main thread unparks and asks for the
-/// permit in the initial and final parts.
+/// permit in the initial and final parts. Every unpark publishes a write
+/// of its thread's, and a park that leaves no permit reads the write of
+/// every unpark it has seen finish ([`Publication`]): P-4 with any number
+/// of unparkers, where one permit carries several unparks' writes.
 struct ParkSubject;
 
 struct Handles {
     parker: Option<Parker>,
     unparker: modelsync::park::Unparker,
+    /// This thread's number (0: the main thread) and how many unparks it
+    /// has made: its next unpark publishes through
+    /// `published[first[thread] + unparks]`.
+    thread: usize,
+    unparks: usize,
+    first: Arc<Vec<usize>>,
+    published: Arc<Vec<Publication>>,
+}
+
+/// What one unpark publishes (P-4 by scope): its thread writes `value`
+/// before it unparks and raises `unparked` after. A park that leaves no
+/// permit must see the value of every unpark it has seen raised: the
+/// unpark's swap was then before the park's consume in the state's
+/// modification order, so the permit the park consumed carried it.
+struct Publication {
+    value: Arc<Handoff>,
+    unparked: AtomicBool,
+}
+
+impl Handles {
+    /// P-4, checked after a park returns (see [`Publication`]), in the
+    /// real-time pass only: there every access reads the latest value, so
+    /// a raised flag and no permit left mean the unpark came before the
+    /// consume. (In the weak-memory pass both reads may be stale, and a
+    /// read of the value could race an unpark that came after.) The read
+    /// is loom's causality-checked cell: an unpark that published nothing
+    /// makes loom fail the model.
+    fn check_park_saw_every_unpark(&self, parker: &Parker) {
+        #[cfg(loom)]
+        if modelsync::sync::every_access_rmw() {
+            // The flags first: an unpark seen raised here swapped its
+            // permit in before the permit query below, which then finds it
+            // unless a park consumed it.
+            let raised: Vec<&Publication> = self
+                .published
+                .iter()
+                // Relaxed: a label; in this pass it reads the latest value.
+                .filter(|publication| publication.unparked.load(Relaxed))
+                .collect();
+            if !parker.has_permit() {
+                for publication in raised {
+                    publication.value.read();
+                }
+            }
+        }
+        #[cfg(not(loom))]
+        let _ = parker;
+    }
 }
 
 impl Subject for ParkSubject {
@@ -190,12 +241,35 @@ impl Subject for ParkSubject {
         0
     }
 
-    fn setup(_: &Scenario<spec::Op>) -> (spec::Parker, Handles) {
+    fn setup(scenario: &Scenario<spec::Op>) -> (spec::Parker, Handles) {
         let parker = Parker::new();
         let unparker = parker.unparker().clone();
+        // Each thread's unparks, the main thread's (its initial and final
+        // parts) first.
+        let unparks = |ops: &[spec::Op]| ops.iter().filter(|op| **op == spec::Op::Unpark).count();
+        let mut counts = vec![unparks(&scenario.init) + unparks(&scenario.post)];
+        counts.extend(scenario.threads.iter().map(|ops| unparks(ops)));
+        let first: Vec<usize> = counts
+            .iter()
+            .scan(0, |next, n| {
+                let at = *next;
+                *next += n;
+                Some(at)
+            })
+            .collect();
+        let published = (0..counts.iter().sum())
+            .map(|_| Publication {
+                value: Handoff::new(),
+                unparked: AtomicBool::new(false),
+            })
+            .collect();
         let handles = Handles {
             parker: Some(parker),
             unparker,
+            thread: 0,
+            unparks: 0,
+            first: Arc::new(first),
+            published: Arc::new(published),
         };
         (spec::Parker::default(), handles)
     }
@@ -208,6 +282,10 @@ impl Subject for ParkSubject {
                 None
             },
             unparker: main.unparker.clone(),
+            thread,
+            unparks: 0,
+            first: main.first.clone(),
+            published: main.published.clone(),
         }
     }
 
@@ -226,20 +304,34 @@ impl Subject for ParkSubject {
     ) {
         use spec::{Op, Ret};
         match op {
-            Op::Unpark => rec.op(op.clone(), || handles.unparker.unpark(), |_| Ret::Unit),
+            Op::Unpark => {
+                let publication =
+                    &handles.published[handles.first[handles.thread] + handles.unparks];
+                handles.unparks += 1;
+                publication.value.write(1);
+                rec.op(op.clone(), || handles.unparker.unpark(), |_| Ret::Unit);
+                // Relaxed: a label (`check_park_saw_every_unpark`).
+                publication.unparked.store(true, Relaxed);
+            }
             Op::Park | Op::ParkTimeout | Op::HasPermit => {
                 let Some(parker) = handles.parker.as_ref() else {
                     return;
                 };
                 match op {
-                    Op::Park => rec.op(op.clone(), || parker.park(), |_| Ret::Unit),
+                    Op::Park => {
+                        rec.op(op.clone(), || parker.park(), |_| Ret::Unit);
+                        handles.check_park_saw_every_unpark(parker);
+                    }
                     // loom and shuttle model no time: under them it waits
                     // for the permit, as `park` does.
-                    Op::ParkTimeout => rec.op(
-                        op.clone(),
-                        || parker.park_timeout(std::time::Duration::from_millis(1)),
-                        |_| Ret::Unit,
-                    ),
+                    Op::ParkTimeout => {
+                        rec.op(
+                            op.clone(),
+                            || parker.park_timeout(std::time::Duration::from_millis(1)),
+                            |_| Ret::Unit,
+                        );
+                        handles.check_park_saw_every_unpark(parker);
+                    }
                     _ => {
                         rec.op(op.clone(), || parker.has_permit(), |&b| Ret::Bool(b));
                     }
@@ -300,7 +392,7 @@ impl Subject for ParkSubject {
 /// (`harness/scenario.rs`); every execution's history checked against
 /// `specs/park.rs` (one permit, a park ends only by consuming it).
 ///
-/// Checks: P-1, P-2, P-3.
+/// Checks: P-1, P-2, P-3, P-4.
 #[test]
 fn generated_scenarios() {
     scenario::generated::<ParkSubject>(model!().nightly());
@@ -314,7 +406,7 @@ fn generated_scenarios() {
 /// Beside `park::scope_complete` (every scenario of a stated scope), these
 /// drawn scenarios vary the initial and final parts the scope fixes.
 ///
-/// Checks: P-1, P-2, P-3.
+/// Checks: P-1, P-2, P-3, P-4.
 #[test]
 fn complete_scenarios() {
     scenario::generated_complete::<ParkSubject>(
@@ -396,6 +488,7 @@ fn park_scope(threads: usize) -> scope::Scope<ParkSubject> {
         // The owner is thread 1; the unparkers are interchangeable.
         ordered_threads: false,
         contract: one_park_at_most,
+        shard_of: None,
         real_time_orders: false,
         regimes: vec![
             scope::Regime {
@@ -424,7 +517,7 @@ fn park_scope(threads: usize) -> scope::Scope<ParkSubject> {
 ///
 /// Scope: park-2x2 (the owner with one or two operations of 4, at most one a park, and a thread unparking once or twice, from 3 regimes)
 ///
-/// Checks: P-1, P-2, P-3.
+/// Checks: P-1, P-2, P-3, P-4.
 #[test]
 fn scope_complete() {
     scope::every_scenario(model!(), park_scope(2));
@@ -439,7 +532,7 @@ fn scope_complete() {
 ///
 /// Scope: park-3x2 (the owner with one or two operations of 4, at most one a park, and two threads unparking once or twice, from 3 regimes)
 ///
-/// Checks: P-1, P-2, P-3.
+/// Checks: P-1, P-2, P-3, P-4.
 #[test]
 fn scope_three_threads_complete_or_bounded() {
     scope::every_scenario_complete_or_bounded(model!().nightly(), park_scope(3));

@@ -1164,6 +1164,7 @@ fn queue_scope(owners: usize, lengths: (usize, usize)) -> scope::Scope<ScopeQueu
         post: drain,
         ordered_threads: true,
         contract: scope::any_operations,
+        shard_of: None,
         // The main job's scope only: one call per thread (see
         // `notify_scope`).
         real_time_orders: owners == 2 && lengths.1 == 1,

@@ -95,6 +95,12 @@ pub struct Scope<P: Subject> {
     /// calls can all complete). Scenarios it refuses are not in the scope;
     /// the result line says how many were left out.
     pub contract: Contract<P::Op>,
+    /// `Some(n)` when this is a shard of a scope of `n` regimes
+    /// ([`Scope::only_regimes`]): the shard spreads its share of the
+    /// scope's PCT runs ([`pct_iterations`]), so that a scope costs a pull
+    /// request's shuttle run the same however it is sharded. `None`: the
+    /// whole scope.
+    pub shard_of: Option<usize>,
 }
 
 /// [`Scope::contract`]: whether the threads' operations (the second
@@ -122,6 +128,7 @@ impl<P: Subject> Scope<P> {
                 self.name
             );
         }
+        self.shard_of.get_or_insert(self.regimes.len());
         self.regimes.retain(|r| names.contains(&r.name));
         self
     }
@@ -441,15 +448,20 @@ pub fn bounded_scope_budget() -> usize {
 
 /// PCT runs per scenario and depth of a one-size-up scope under shuttle:
 /// `MODELSYNC_SCOPE_PCT_ITERS`, or, unset, as many as spread
-/// [`PCT_RUNS_PER_SCOPE`] runs of each depth over the scope's `scenarios`
+/// [`PCT_RUNS_PER_SCOPE`] runs of each depth over the scope's scenarios
 /// (at least 2, at most 1,000), so that a pull request's shuttle run
 /// costs about the same for every scope; the result line states the
-/// guarantee that gives.
-pub fn pct_iterations(scenarios: usize) -> usize {
+/// guarantee that gives. A shard of `regimes.1` regimes holding
+/// `regimes.0` of them, with `scenarios` scenarios, spreads that share of
+/// the runs.
+pub fn pct_iterations(scenarios: usize, regimes: (usize, usize)) -> usize {
     std::env::var("MODELSYNC_SCOPE_PCT_ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| (PCT_RUNS_PER_SCOPE / scenarios.max(1)).clamp(2, 1_000))
+        .unwrap_or_else(|| {
+            let share = PCT_RUNS_PER_SCOPE * regimes.0 / regimes.1.max(1);
+            (share / scenarios.max(1)).clamp(2, 1_000)
+        })
 }
 
 /// PCT runs of each depth a one-size-up scope spreads over its scenarios
@@ -513,7 +525,11 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
     let mut totals = Vec::new();
     // Under PCT: each depth's weakest guarantee over the scenarios, and
     // the most threads and steps seen.
-    let runs = pct_iterations(chosen.len());
+    let regimes = (
+        scope.regimes.len(),
+        scope.shard_of.unwrap_or(scope.regimes.len()),
+    );
+    let runs = pct_iterations(chosen.len(), regimes);
     let mut weakest = [1.0f64, 1.0f64];
     let (mut most_threads, mut most_steps) = (0, 0);
     for (index, (r, scenario)) in chosen.into_iter().enumerate() {

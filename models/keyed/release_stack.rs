@@ -256,14 +256,17 @@ fn release_stack_push_racing_announcement_and_close() {
         });
 }
 
-/// The release stack's scope: the taker's thread calls one operation of
-/// its alphabet (announce, take all, close, push: every operation of the
-/// stack, the taker being a pusher too; one or two in the nightly's
-/// scope), a pusher's thread pushes (once, or once or twice); from each
-/// regime of the head; then the
-/// taker closes, taking what is left (a push after it is refused and
-/// dropped by its pusher). The contract: the taker closes at most once
-/// and only pushes after that.
+/// The release stack's scope at `threads` threads of `lengths`
+/// operations each (release-stack-2x1, the main job's; release-stack-3x1
+/// and release-stack-2x2, the nightly's one size up): the taker's thread
+/// calls operations of its alphabet (announce, take all, close, push:
+/// every operation of the stack, the taker being a pusher too), a
+/// pusher's thread pushes; from each regime of the head; then the taker
+/// closes, taking what is left (a push after it is refused and dropped by
+/// its pusher). The contract: the taker closes at most once and only
+/// pushes after that. The taker is one thread's role alone (the stack
+/// has one consumer), so the third thread of release-stack-3x1 is a
+/// second pusher: the two pushers are interchangeable.
 ///
 /// The regimes are the head's four situations (`src/keyed/intake.rs`)
 /// and how each is reached: empty (fresh); holding envelopes (two pushed,
@@ -273,10 +276,16 @@ fn release_stack_push_racing_announcement_and_close() {
 /// (the chain handed over); closed (every push refused). One operation
 /// per thread is what the races need once a regime is set up: a push
 /// racing the announcement (K-3), a push racing the take of a chain
-/// (order kept, K-4) or the close (K-9); the nightly's two operations add
+/// (order kept, K-4) or the close (K-9). One size up: two pushes racing
+/// each other and the announcement (exactly one of them replaces it and
+/// wakes the taker) or the close (each taken or refused, never both);
 /// the taker's take or close right after its announcement, and two
-/// pushes racing it.
-fn release_stack_scope(lengths: (usize, usize)) -> scope::Scope<ReleaseStackSubject> {
+/// pushes racing it. The head has no other situation, so the larger
+/// sizes start from the same regimes.
+fn release_stack_scope(
+    threads: usize,
+    lengths: (usize, usize),
+) -> scope::Scope<ReleaseStackSubject> {
     use StackOp::*;
     fn closes_once_then_pushes(
         _prefix: &[StackOp],
@@ -290,20 +299,25 @@ fn release_stack_scope(lengths: (usize, usize)) -> scope::Scope<ReleaseStackSubj
         }
     }
     let regime = scope::Regime::<ReleaseStackSubject>::new;
+    let mut alphabets = vec![vec![AnnounceWaiting, TakeAll, Close, Push(0)]];
+    alphabets.extend((1..threads).map(|_| vec![Push(0)]));
+    // No commuting-threads cut one size up (`Subject::footprint`): every
+    // operation is on the stack's one head.
     scope::Scope {
-        name: if lengths.1 == 1 {
-            "release-stack-2x1"
-        } else {
-            "release-stack-2x2"
+        name: match (threads, lengths.1) {
+            (2, 1) => "release-stack-2x1",
+            (3, 1) => "release-stack-3x1",
+            (2, 2) => "release-stack-2x2",
+            other => unreachable!("no release-stack scope {other:?}"),
         },
-        threads: vec![
-            vec![AnnounceWaiting, TakeAll, Close, Push(0)],
-            vec![Push(0)],
-        ],
+        threads: alphabets,
         lengths,
         post: vec![Close],
-        ordered_threads: true,
+        // The pushers share the stack: their index means nothing (the
+        // taker's alphabet is its own).
+        ordered_threads: threads == 2,
         contract: closes_once_then_pushes,
+        shard_of: None,
         real_time_orders: false,
         regimes: vec![
             regime("empty", vec![], |s| s.internals() == "empty"),
@@ -337,17 +351,39 @@ fn release_stack_scope(lengths: (usize, usize)) -> scope::Scope<ReleaseStackSubj
 /// Checks: K-3, K-4, K-9.
 #[test]
 fn release_stack_scope_complete() {
-    scope::every_scenario(model!(), release_stack_scope((1, 1)));
+    scope::every_scenario(model!(), release_stack_scope(2, (1, 1)));
 }
 
-/// The nightly's scope of the release stack: as
-/// `release_stack_scope_complete`, one or two operations per thread (the
-/// taker closing at most once, and only pushing after it).
+/// The release stack's scope one call up (`release_stack_scope`,
+/// release-stack-2x2): as `release_stack_scope_complete`, one or two
+/// operations per thread (the taker closing at most once, and only
+/// pushing after it). Two calls on a thread are what the taker's take or
+/// close right after its announcement, or two pushes in order, racing the
+/// other thread need. Each scenario complete within the budget, or at the
+/// highest preemption bound that finishes for it; under shuttle, every
+/// scenario under PCT.
 ///
 /// Scope: release-stack-2x2 (the taker with one or two operations of 4, closing at most once and then only pushing, a pusher with one or two pushes, from 6 regimes; scenarios that differ only in their items' names counted once)
 ///
 /// Checks: K-3, K-4, K-9.
 #[test]
-fn release_stack_scope_two_ops_complete() {
-    scope::every_scenario(model!().nightly(), release_stack_scope((1, 2)));
+fn release_stack_scope_two_ops_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(model!().nightly(), release_stack_scope(2, (1, 2)));
+}
+
+/// The release stack's scope one thread up (`release_stack_scope`,
+/// release-stack-3x1): the taker and two pushers (the taker's role is
+/// one thread's alone, so the third thread is a second pusher), one
+/// operation each, from the six regimes of the head. Two pushers and the
+/// taker at once are what two pushes racing for the announcement (exactly
+/// one wakes the taker) or racing the close (each taken or refused) need.
+/// Each scenario complete within the budget, or at the highest preemption
+/// bound that finishes for it; under shuttle, every scenario under PCT.
+///
+/// Scope: release-stack-3x1 (the taker with one operation of 4, two interchangeable pushers with one push each, from 6 regimes; scenarios that differ only in their items' names counted once)
+///
+/// Checks: K-3, K-4, K-9.
+#[test]
+fn release_stack_scope_three_threads_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(model!().nightly(), release_stack_scope(3, (1, 1)));
 }

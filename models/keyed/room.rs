@@ -175,11 +175,16 @@ impl Subject for RoomSubject {
     }
 }
 
-/// The room's scope: the receiver's thread calls one operation of its
-/// alphabet (free a message taken, count, close), a sender's thread one of
-/// its (take room, as a would-be sleeper or not): every operation of the
+/// The room's scope at `threads` threads of `lengths` operations each
+/// (room-2x1, the main job's; room-3x1 and room-2x2, the nightly's one
+/// size up): the receiver's thread calls operations of its alphabet (free
+/// a message taken, count, close), a sender's thread operations of its
+/// (take room, as a would-be sleeper or not): every operation of the
 /// room; from each regime of its two words at capacity 1; then the main
-/// thread counts.
+/// thread counts. The receiver is one thread's role alone (it alone
+/// frees, counts and closes), so the third thread of room-3x1 is a second
+/// sender, with the first's alphabet: the two senders are
+/// interchangeable.
 ///
 /// The regimes are the words' situations (`src/keyed/room.rs`): fresh
 /// (the counts two short of wrapping); full; full with a sleeper counted
@@ -189,26 +194,49 @@ impl Subject for RoomSubject {
 /// counts wrapped (three messages taken and received). Closed is no
 /// regime: the receiver closes once, so a closed prefix leaves its thread
 /// nothing but counts; the close races every take in the concurrent part
-/// instead. One operation per thread is what the races need once a regime
-/// is set up: a free racing a sleeper's count (exactly one sees the
-/// other, K-3), a free racing a take that finds a stale view (K-7), a
-/// close racing a take.
-fn room_scope() -> scope::Scope<RoomSubject> {
+/// instead. At capacity 1 the senders' view lags by one receive at most
+/// (a take that finds its view full reads `freed` and takes from the
+/// fresh count), and a full room's view is never stale, so the larger
+/// sizes need no other regime: their races start from these. One
+/// operation per thread is what the races need once a regime is set up:
+/// a free racing a sleeper's count (exactly one sees the other, K-3), a
+/// free racing a take that finds a stale view (K-7), a close racing a
+/// take; one size up, two senders racing each other and a free for the
+/// last place (the race `room_sender_decides_on_a_stale_view` and the
+/// blind bug `keyed-room-full-without-a-second-look` need: a sender's
+/// view changed by another sender between its two looks at `claims`), or
+/// a thread's two calls racing the other's.
+fn room_scope(threads: usize, lengths: (usize, usize)) -> scope::Scope<RoomSubject> {
     use RoomOp::*;
     let regime = scope::Regime::<RoomSubject>::new;
     let take = TryTake { as_sleeper: false };
     let sleeper = TryTake { as_sleeper: true };
+    let mut alphabets = vec![vec![Free, TakenNotReceived, Close]];
+    alphabets.extend((1..threads).map(|_| vec![take.clone(), sleeper.clone()]));
+    let main_job = threads == 2 && lengths.1 == 1;
+    // No commuting-threads cut one size up (`Subject::footprint`): every
+    // operation reads or writes the room's two words, which all share.
     scope::Scope {
-        name: "room-2x1",
-        threads: vec![
-            vec![Free, TakenNotReceived, Close],
-            vec![take.clone(), sleeper.clone()],
-        ],
-        lengths: (1, 1),
+        name: match (threads, lengths.1) {
+            (2, 1) => "room-2x1",
+            (3, 1) => "room-3x1",
+            (2, 2) => "room-2x2",
+            other => unreachable!("no room scope {other:?}"),
+        },
+        threads: alphabets,
+        lengths,
         post: vec![TakenNotReceived],
-        ordered_threads: true,
-        contract: scope::any_operations,
-        real_time_orders: true,
+        // The senders share one room and one pool of wake tokens: their
+        // index means nothing (the receiver's alphabet is its own).
+        ordered_threads: main_job,
+        // The receiver closes once.
+        contract: if main_job {
+            scope::any_operations
+        } else {
+            room_closes_once
+        },
+        shard_of: None,
+        real_time_orders: main_job,
         regimes: vec![
             regime("fresh", vec![], |e| {
                 e.room.internals() == (0, 0, false, false, false)
@@ -236,6 +264,23 @@ fn room_scope() -> scope::Scope<RoomSubject> {
     }
 }
 
+/// The room's contract for a receiver of more than one operation: it
+/// closes at most once, and frees nothing after (`RoomSubject`'s
+/// generated scenarios keep the same rule).
+fn room_closes_once(
+    _prefix: &[RoomOp],
+    threads: &[Vec<RoomOp>],
+    _order: Option<(usize, usize)>,
+) -> bool {
+    let receiver = &threads[0];
+    match receiver.iter().position(|op| *op == RoomOp::Close) {
+        Some(at) => receiver[at + 1..]
+            .iter()
+            .all(|op| *op == RoomOp::TakenNotReceived),
+        None => true,
+    }
+}
+
 /// Every scenario of the room's scope (`room_scope`: the receiver with
 /// one operation, a sender with one take, from five regimes of the two
 /// words), complete under loom in both passes; every history checked
@@ -246,7 +291,76 @@ fn room_scope() -> scope::Scope<RoomSubject> {
 /// Checks: K-3, K-7, K-11.
 #[test]
 fn room_scope_complete() {
-    scope::every_scenario(model!(), room_scope());
+    scope::every_scenario(model!(), room_scope(2, (1, 1)));
+}
+
+/// The room's scope one thread up (`room_scope`, room-3x1), from
+/// regimes `fresh` and `full`: the receiver and two senders (the
+/// receiver's role is one thread's alone, so the third thread is a second
+/// sender), one operation each. Two senders and the receiver at once are
+/// what a sender's view changed by the other sender between its two
+/// looks at `claims`, while a free lands, needs: the shape of the race
+/// the blind bug `keyed-room-full-without-a-second-look` escaped the
+/// two-thread scope by. Each scenario complete within the budget, or at
+/// the highest preemption bound that finishes for it; under shuttle,
+/// every scenario under PCT. The nightly runs room-3x1 as three models,
+/// each from some of its regimes: the whole of it is too long for one
+/// model's nightly budget (each shard's run: verification/keyed.md).
+///
+/// Scope: room-3x1 from fresh and full (the receiver with one operation of 3, two interchangeable senders with one of 2 each)
+///
+/// Checks: K-3, K-7, K-11.
+#[test]
+fn room_scope_three_threads_from_fresh_and_full() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        room_scope(3, (1, 1)).only_regimes(&["fresh", "full"]),
+    );
+}
+
+/// The nightly's room-3x1 shard from regimes `full_with_a_sleeper_counted`
+/// and `senders_view_stale`, as `room_scope_three_threads_from_fresh_and_full`.
+///
+/// Scope: room-3x1 from full_with_a_sleeper_counted and senders_view_stale (the receiver with one operation of 3, two interchangeable senders with one of 2 each)
+///
+/// Checks: K-3, K-7, K-11.
+#[test]
+fn room_scope_three_threads_from_a_sleeper_or_a_stale_view() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        room_scope(3, (1, 1)).only_regimes(&["full_with_a_sleeper_counted", "senders_view_stale"]),
+    );
+}
+
+/// The nightly's room-3x1 shard from regime `counts_wrapped`, as
+/// `room_scope_three_threads_from_fresh_and_full`.
+///
+/// Scope: room-3x1 from counts_wrapped (the receiver with one operation of 3, two interchangeable senders with one of 2 each)
+///
+/// Checks: K-3, K-7, K-11.
+#[test]
+fn room_scope_three_threads_from_counts_wrapped() {
+    scope::every_scenario_complete_or_bounded(
+        model!().nightly(),
+        room_scope(3, (1, 1)).only_regimes(&["counts_wrapped"]),
+    );
+}
+
+/// The room's scope one call up (`room_scope`, room-2x2): the receiver
+/// with one or two operations (closing at most once, and freeing nothing
+/// after), a sender with one or two takes, from the five regimes. Two
+/// calls on a thread are what a sender's second take from a view its
+/// first refreshed, or a free followed by a count or a close, racing the
+/// other thread need. Each scenario complete within the budget, or at
+/// the highest preemption bound that finishes for it; under shuttle,
+/// every scenario under PCT.
+///
+/// Scope: room-2x2 (the receiver with one or two operations of 3, closing at most once, a sender with one or two of 2, from 5 regimes)
+///
+/// Checks: K-3, K-7, K-11.
+#[test]
+fn room_scope_two_ops_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(model!().nightly(), room_scope(2, (1, 2)));
 }
 
 /// Generated scenarios of the room at capacity 1: a receiver freeing,

@@ -405,11 +405,15 @@ fn waiting_async_complete_scenarios() {
     );
 }
 
-/// The waiting's scope, async flavour: the receiver's thread calls one of
-/// receive, one poll of a receive, close; each sender's thread one of
-/// send, one poll of a send; at capacity 1 over the real room and slot
-/// list; from each regime of the waiting's state; then the main thread
-/// polls a receive once (what is left).
+/// The waiting's scope, async flavour, at `threads` threads of `lengths`
+/// operations each (waiting-async-2x1, the main job's; waiting-async-3x1
+/// and waiting-async-2x2, the nightly's one size up): the receiver's
+/// thread calls receive, one poll of a receive, close; each sender's
+/// thread send, one poll of a send; at capacity 1 over the real room and
+/// slot list; from each regime of the waiting's state; then the main
+/// thread polls a receive once (what is left). The receiver is one
+/// thread's role alone, so the third thread of waiting-async-3x1 is a
+/// second sender: the senders are interchangeable.
 ///
 /// The regimes are the situations the waiting's parts can be in when a
 /// race begins (`src/keyed/waiting.rs`): fresh; full (a send must
@@ -424,29 +428,42 @@ fn waiting_async_complete_scenarios() {
 /// kept for the senders (`space`'s permit) is no regime: it is left only
 /// by a sleeper chosen and cancelled at once, which needs a race; the
 /// concurrent part reaches it. A sender counted asleep is no regime
-/// either: a sleeper is a thread in the middle of its call. One operation
-/// per thread is what the races need once a regime is set up: a receive
-/// racing a send on an empty channel (the announcement and the write:
-/// exactly one sees the other), a receive racing a sleeping send on a
-/// full one (the room's count and the wake), a close racing a sleeping
-/// send. Two senders (two sleepers and one wake) are no scope: with
-/// three threads, most scenarios exceed the complete run's budget
-/// (HISTORY.md, 2026-11-28); the whole channel's hand-written
-/// models race two senders for the room (`senders_share_the_room`,
+/// either: a sleeper is a thread in the middle of its call. At capacity
+/// 1 the senders' view of the room lags by one receive at most, so the
+/// larger sizes need no other regime. One operation per thread is what
+/// the races need once a regime is set up: a receive racing a send on an
+/// empty channel (the announcement and the write: exactly one sees the
+/// other), a receive racing a sleeping send on a full one (the room's
+/// count and the wake), a close racing a sleeping send. One size up: two
+/// senders asleep on a full channel racing one receive's wake and the
+/// close (three threads: most of those scenarios exceed the complete
+/// run's budget, HISTORY.md, 2026-11-28, hence a bound where one does
+/// not), or a thread's two calls (a cancelled poll and the next call)
+/// racing the other's. The whole channel's hand-written models race two
+/// senders for the room too (`senders_share_the_room`,
 /// `capacity_freed_by_a_concurrent_receive`).
-fn waiting_scope() -> scope::Scope<WaitingSubject<Async>> {
+fn waiting_scope(threads: usize, lengths: (usize, usize)) -> scope::Scope<WaitingSubject<Async>> {
     use WaitOp::*;
+    let mut alphabets = vec![vec![Recv, RecvPolledOnce, Close]];
+    alphabets.extend((1..threads).map(|_| vec![Send(0), SendPolledOnce(0)]));
+    let main_job = threads == 2 && lengths.1 == 1;
+    // No commuting-threads cut one size up (`Subject::footprint`): every
+    // call goes through the room, the slot list and the wake-ups, which
+    // the receiver and every sender share.
     scope::Scope {
-        name: "waiting-async-2x1",
-        threads: vec![
-            vec![Recv, RecvPolledOnce, Close],
-            vec![Send(0), SendPolledOnce(0)],
-        ],
-        lengths: (1, 1),
+        name: match (threads, lengths.1) {
+            (2, 1) => "waiting-async-2x1",
+            (3, 1) => "waiting-async-3x1",
+            (2, 2) => "waiting-async-2x2",
+            other => unreachable!("no async waiting scope {other:?}"),
+        },
+        threads: alphabets,
+        lengths,
         post: vec![RecvPolledOnce],
         ordered_threads: false,
         contract: scope::any_operations,
-        real_time_orders: true,
+        shard_of: None,
+        real_time_orders: main_job,
         regimes: waiting_regimes(true),
     }
 }
@@ -509,7 +526,10 @@ fn waiting_regimes<F: WaitingFlavour>(polls: bool) -> Vec<scope::Regime<WaitingS
 /// Whether every blocking call of a sync scenario completes in every
 /// schedule after `prefix` (the sync flavour cannot give a call up): at
 /// capacity 1, the receiver's receives find values whatever the order,
-/// and every send finds room or meets the close.
+/// and every send, of every sender's thread (one or two), finds room or
+/// meets the close. Counts decide it: a receive blocks only while nothing
+/// is queued, and a send only while the one place is taken, so what the
+/// senders send in all, less what the receiver receives, must fit.
 fn waiting_sync_completes(
     prefix: &[WaitOp],
     threads: &[Vec<WaitOp>],
@@ -540,28 +560,46 @@ fn waiting_sync_completes(
     }
 }
 
-/// The waiting's scope, sync flavour: the receiver's thread calls one or
-/// two of receive and close, the sender's thread sends once or twice,
-/// from the regimes a sync history reaches; scenarios in which some call
-/// could block for good are outside the contract
-/// (`waiting_sync_completes`), since a blocked thread cannot be given up;
-/// then nothing (a final receive could block). Two operations, not one:
-/// a sync sender yields once before it sleeps, and loom runs the other
-/// thread first after a yield, so a lone receive always frees the room
-/// before a lone send looks again; a sender sleeps only when the
-/// receiver is itself waiting for its second value (the seeded
-/// `keyed-waiting-sync-sleeper-locks-after-its-count` needs exactly that).
-/// Two senders are no scope: with one operation each, most of its
-/// scenarios exceed the complete run's budget (HISTORY.md, 2026-11-28).
-fn waiting_sync_scope() -> scope::Scope<WaitingSubject<Blocking>> {
+/// The waiting's scope, sync flavour, at `threads` threads of `lengths`
+/// operations each (waiting-sync-2x2, the main job's; waiting-sync-3x1,
+/// the nightly's one thread up): the receiver's thread calls receive and
+/// close, each sender's thread sends, from the regimes a sync history
+/// reaches; scenarios in which some call could block for good are
+/// outside the contract (`waiting_sync_completes`, which counts the
+/// sends of every sender's thread), since a blocked thread cannot be
+/// given up; then nothing (a final receive could block). The receiver is
+/// one thread's role alone, so the third thread of waiting-sync-3x1 is a
+/// second sender, interchangeable with the first. Two operations, not
+/// one, in the main job's: a sync sender yields once before it sleeps,
+/// and loom runs the other thread first after a yield, so a lone receive
+/// always frees the room before a lone send looks again; a sender sleeps
+/// only when the receiver is itself waiting for its second value (the
+/// seeded `keyed-waiting-sync-sleeper-locks-after-its-count` needs
+/// exactly that). One thread up, two senders on a channel with one place
+/// race each other for it while the receiver receives or closes: a
+/// sender then also sleeps behind the other sender's value. With one
+/// operation each, most of those scenarios exceed the complete run's
+/// budget (HISTORY.md, 2026-11-28), hence a bound where one does not.
+fn waiting_sync_scope(
+    threads: usize,
+    lengths: (usize, usize),
+) -> scope::Scope<WaitingSubject<Blocking>> {
     use WaitOp::*;
+    let mut alphabets = vec![vec![Recv, Close]];
+    alphabets.extend((1..threads).map(|_| vec![Send(0)]));
+    // No commuting-threads cut, as in `waiting_scope`.
     scope::Scope {
-        name: "waiting-sync-2x2",
-        threads: vec![vec![Recv, Close], vec![Send(0)]],
-        lengths: (1, 2),
+        name: match (threads, lengths.1) {
+            (2, 2) => "waiting-sync-2x2",
+            (3, 1) => "waiting-sync-3x1",
+            other => unreachable!("no sync waiting scope {other:?}"),
+        },
+        threads: alphabets,
+        lengths,
         post: vec![],
         ordered_threads: false,
         contract: waiting_sync_completes,
+        shard_of: None,
         real_time_orders: false,
         regimes: waiting_regimes(false),
     }
@@ -576,7 +614,42 @@ fn waiting_sync_scope() -> scope::Scope<WaitingSubject<Blocking>> {
 /// Checks: K-3, K-4, K-7.
 #[test]
 fn waiting_async_scope_complete() {
-    scope::every_scenario(model!(), waiting_scope());
+    scope::every_scenario(model!(), waiting_scope(2, (1, 1)));
+}
+
+/// The waiting's async scope one thread up (`waiting_scope`,
+/// waiting-async-3x1): the receiver and two senders (the receiver's role
+/// is one thread's alone, so the third thread is a second sender), one
+/// operation each, from the seven regimes. Two senders and the receiver
+/// at once are what two sleepers on a full channel and one receive's wake
+/// (which must reach a sender that is still asleep), or a close racing
+/// two sleeping sends, need. Each scenario complete within the budget, or
+/// at the highest preemption bound that finishes for it; under shuttle,
+/// every scenario under PCT.
+///
+/// Scope: waiting-async-3x1 (the receiver with one operation of 3, two interchangeable senders with one of 2 each, from 7 regimes)
+///
+/// Checks: K-3, K-4, K-7.
+#[test]
+fn waiting_async_scope_three_threads_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(model!().nightly(), waiting_scope(3, (1, 1)));
+}
+
+/// The waiting's async scope one call up (`waiting_scope`,
+/// waiting-async-2x2): the receiver with one or two operations, a sender
+/// with one or two, from the seven regimes. Two calls on a thread are
+/// what a poll cancelled and the call after it (a receive whose
+/// announcement its cancelled poll left, a send after a cancelled send
+/// that was chosen for a wake), racing the other thread, need. Each
+/// scenario complete within the budget, or at the highest preemption
+/// bound that finishes for it; under shuttle, every scenario under PCT.
+///
+/// Scope: waiting-async-2x2 (the receiver with one or two operations of 3, a sender with one or two of 2, from 7 regimes)
+///
+/// Checks: K-3, K-4, K-7.
+#[test]
+fn waiting_async_scope_two_ops_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(model!().nightly(), waiting_scope(2, (1, 2)));
 }
 
 /// Every scenario of the waiting's sync scope (`waiting_sync_scope`), complete under loom in both passes; a lost
@@ -587,7 +660,26 @@ fn waiting_async_scope_complete() {
 /// Checks: K-3, K-4, K-7.
 #[test]
 fn waiting_sync_scope_complete() {
-    scope::every_scenario(model!(), waiting_sync_scope());
+    scope::every_scenario(model!(), waiting_sync_scope(2, (1, 2)));
+}
+
+/// The waiting's sync scope one thread up (`waiting_sync_scope`,
+/// waiting-sync-3x1): the receiver and two senders (the receiver's role
+/// is one thread's alone, so the third thread is a second sender), one
+/// operation each, from the five regimes a sync history reaches,
+/// scenarios that cannot all complete left out (`waiting_sync_completes`
+/// counts both senders' sends). Two senders and the receiver at once are
+/// what a sender asleep behind the other sender's value, woken by the
+/// receive or the close, needs. Each scenario complete within the budget,
+/// or at the highest preemption bound that finishes for it; under
+/// shuttle, every scenario under PCT.
+///
+/// Scope: waiting-sync-3x1 (the receiver with one of receive and close, two interchangeable senders sending once each, from 5 regimes, scenarios that cannot all complete left out)
+///
+/// Checks: K-3, K-4, K-7.
+#[test]
+fn waiting_sync_scope_three_threads_complete_or_bounded() {
+    scope::every_scenario_complete_or_bounded(model!().nightly(), waiting_sync_scope(3, (1, 1)));
 }
 
 /// Two senders asleep on a full channel of capacity 2 while the receiver

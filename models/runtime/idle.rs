@@ -419,6 +419,7 @@ fn idle_scope(threads: usize, lengths: (usize, usize)) -> scope::Scope<IdleSubje
         post: vec![Push],
         ordered_threads: true,
         contract: scope::any_operations,
+        shard_of: None,
         // The main job's scope only (see `notify_scope`).
         real_time_orders: threads == 2 && lengths.1 == 1,
         regimes: vec![

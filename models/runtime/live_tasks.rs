@@ -302,6 +302,7 @@ fn live_tasks_scope(threads: usize, lengths: (usize, usize)) -> scope::Scope<Liv
         post: [vec![Complete; 2 + threads * lengths.1 - 2], vec![Close]].concat(),
         ordered_threads: true,
         contract: scope::any_operations,
+        shard_of: None,
         // The main job's scope only (see `notify_scope`).
         real_time_orders: threads == 2 && lengths.1 == 1,
         regimes: vec![

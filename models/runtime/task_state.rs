@@ -734,6 +734,7 @@ fn task_state_scope(parties: &[usize], lengths: (usize, usize)) -> scope::Scope<
         post: vec![Cleanup],
         ordered_threads: true,
         contract: scope::any_operations,
+        shard_of: None,
         // The main job's scopes only (see `notify_scope`).
         real_time_orders: parties.len() == 2 && lengths.1 == 1,
         regimes: vec![
@@ -1119,6 +1120,7 @@ fn join_waker_scope() -> scope::Scope<JoinWakerSubject> {
         post: vec![Cleanup],
         ordered_threads: true,
         contract: worker_once_handle_ends_with_its_drop,
+        shard_of: None,
         real_time_orders: false,
         regimes: vec![
             regime("cell_empty", vec![], |j| {
