@@ -8,7 +8,7 @@
 //! generated `run_all` calls each of them.
 //!
 //! Only top-level `*.rs` files other than `main.rs` are modules; folders
-//! (`models/harness/`, `proptests/support/`) are declared by hand in the
+//! (`models/support/`, `proptests/support/`) are declared by hand in the
 //! target's `main.rs`. Nothing here affects the library itself.
 
 use std::fmt::Write as _;

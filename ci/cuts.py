@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The cuts of a scope's cost, measured before and after on the same scope.
 
-A scope's scenarios (models/harness/scope.rs) can be cut in two ways,
+A scope's scenarios (check/src/scope.rs) can be cut in two ways,
 each argued where it is implemented:
 
 - symmetry: scenarios equal up to interchangeable threads (equal
@@ -56,7 +56,7 @@ def host():
 def commit():
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                          capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "src", "models", "specs"],
+    dirty = subprocess.run(["git", "status", "--porcelain", "src", "check", "models", "specs"],
                            cwd=ROOT, capture_output=True, text=True).stdout.strip()
     return out + ("+changes" if dirty else "")
 
@@ -118,7 +118,7 @@ def render():
         "Each row is one scope's model run under loom with the cuts named "
         "(`MODELSYNC_SCOPE_CUTS`), both passes: what a cut saved is the "
         "difference between two rows of one scope. Every run passed: a cut "
-        "changed no verdict. The cuts are argued in `models/harness/scope.rs` "
+        "changed no verdict. The cuts are argued in `check/src/scope.rs` "
         "(`Cuts`, `has_independent_thread`) and VERIFICATION.md (\"How the "
         "checks run\"); rerun a row with `python3 ci/cuts.py measure MODEL CUT`.",
         "",

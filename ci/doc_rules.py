@@ -46,8 +46,8 @@ failing with the file, the line and what to do instead:
    `tokio #5041`. A reference in backquotes is quoted, not cited.
 
 3. **Readable layout.** In the Markdown a reviewer reads
-   (VERIFICATION.md, the README, `verification/`, `mutants/REPORT.md`,
-   `mutants/LOGIC.md`), no table cell is over 120 characters and no line
+   (VERIFICATION.md, the README, `check/README.md`, `verification/`,
+   `mutants/REPORT.md`, `mutants/LOGIC.md`), no table cell is over 120 characters and no line
    outside a code block over 400: what does not fit belongs in the file
    a link points to (a seeded bug's explanation is its patch's header).
    Code blocks are exempt: a result line is compared whole.
@@ -56,10 +56,10 @@ Where the rules look (rules 1 and 2: hand-written text only, so
 generated parts are skipped; rule 3: the Markdown above, generated parts
 included):
 
-- Markdown: VERIFICATION.md, README.md, mutants/LOGIC.md, outside code
-  blocks and generated parts;
-- comments: every `//` comment of the Rust sources (src/, models/,
-  specs/, proptests/, benches/, examples/, build.rs), every comment and
+- Markdown: VERIFICATION.md, README.md, check/README.md,
+  mutants/LOGIC.md, outside code blocks and generated parts;
+- comments: every `//` comment of the Rust sources (src/, check/,
+  models/, specs/, proptests/, benches/, examples/, build.rs), every comment and
   docstring of ci/*.py, every `#` comment of the shell scripts (ci/,
   .ci/run), the workflows and the TOML files;
 - the seeded bugs' patch headers and the triage's explanations
@@ -378,20 +378,22 @@ def passages_of(path):
 # ---------------------------------------------------------------------------
 # Which files.
 
-HAND_WRITTEN_MARKDOWN = ("README.md", "VERIFICATION.md", "mutants/LOGIC.md")
-LAID_OUT_MARKDOWN = ("README.md", "VERIFICATION.md", "mutants/LOGIC.md", "mutants/REPORT.md")
+HAND_WRITTEN_MARKDOWN = ("README.md", "VERIFICATION.md", "check/README.md", "mutants/LOGIC.md")
+LAID_OUT_MARKDOWN = ("README.md", "VERIFICATION.md", "check/README.md", "mutants/LOGIC.md",
+                     "mutants/REPORT.md")
 
 
 def hand_written_files():
     files = [ROOT / f for f in HAND_WRITTEN_MARKDOWN]
-    for folder in ("src", "models", "specs", "proptests", "benches", "examples"):
+    for folder in ("src", "check", "models", "specs", "proptests", "benches", "examples"):
         files += sorted((ROOT / folder).rglob("*.rs"))
     files.append(ROOT / "build.rs")
     ci = ROOT / "ci"
     files += sorted(p for p in ci.iterdir() if p.is_file() and p.suffix in ("", ".py", ".sh"))
     files.append(ROOT / ".ci" / "run")
     files += sorted((ROOT / ".github" / "workflows").glob("*.yml"))
-    files += [ROOT / "Cargo.toml", *sorted((ROOT / ".config").glob("*.toml")),
+    files += [ROOT / "Cargo.toml", ROOT / "check" / "Cargo.toml",
+              *sorted((ROOT / ".config").glob("*.toml")),
               *sorted((ROOT / ".cargo").glob("*.toml"))]
     files += sorted((ROOT / "mutants" / "seeded").glob("*.patch"))
     files.append(ROOT / "mutants" / "triage.json")

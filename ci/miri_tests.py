@@ -84,9 +84,11 @@ LOGS = ROOT / "target" / "logs"
 # files `measure --reuse-times` reads.
 FULL_PARTS = ["models", "proptests-keyed", "proptests-other"]
 # The crates the coverage build instruments and compiles with --cfg miri:
-# the library and its test targets, never a dependency (a dependency's
-# cfg(miri) code may call into Miri itself).
-OWN_CRATES = {"modelsync", "models", "proptests"}
+# the library, its test targets and the model harness's crate (check/,
+# whose cfg(miri) settings the models' runs follow), never a dependency
+# from outside the repository (a dependency's cfg(miri) code may call into
+# Miri itself).
+OWN_CRATES = {"modelsync", "models", "proptests", "modelsync_check"}
 WRAP_ENV = "MODELSYNC_MIRI_TESTS_RUSTC_WRAPPER"
 # What ci/miri runs under Miri, by target: the library's unit tests and the
 # two test targets (never the benches or doc tests).

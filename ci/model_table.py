@@ -6,7 +6,7 @@ into verification/<module>.md, and derives every status from them.
 
 What each model records, and what keeps it true:
 
-- `line`: the result line (models/harness/mod.rs) of its run at its own
+- `line`: the result line (check/src/lib.rs) of its run at its own
   setting, in its tier, with every time written `time=...s` (times are
   not the same twice; nothing else in a loom line varies: loom's counts
   are deterministic for given code and settings, and the generated

@@ -65,7 +65,7 @@ STATUS_TERMS = (SCOPE, SCOPE_PART, OWN, BOUNDED, SHUTTLE, PROPERTY, STD)
 RANK = {term: len(STATUS_TERMS) - i for i, term in enumerate(STATUS_TERMS)}
 NIGHTLY = " (nightly)"
 # A scope or a complete run must finish complete in both passes, or its
-# run fails (models/harness/scenario.rs, `require_complete`): such a model
+# run fails (check/src/scenario.rs, `require_complete`): such a model
 # is no evidence, and has no status. It ranks below every status.
 FAILS = "fails at its own setting"
 RANK[FAILS] = 0

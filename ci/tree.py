@@ -7,7 +7,7 @@ A test is a `#[test]` fn at the top level of `models/<m>.rs` or
 `Checks: <ID>, <ID> (weaker: <what it checks less>), ...`; a qualifier
 says that the test checks a weaker form of that invariant than its
 heading states. An optional `Scope: <text>` paragraph states the scope in
-which a complete loom run of the model is complete (`models/harness/scope.rs`).
+which a complete loom run of the model is complete (`check/src/scope.rs`).
 """
 
 import re

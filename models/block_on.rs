@@ -2,7 +2,7 @@
 //! thread, before the first poll, between a poll and the park, or while the
 //! thread is parked, and the thread's cached parker reused across calls.
 //!
-//! Written once for loom, shuttle and std stress (see `harness/mod.rs`).
+//! Written once for loom, shuttle and std stress (see `check/src/lib.rs`).
 
 use std::future::Future;
 use std::pin::Pin;

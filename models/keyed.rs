@@ -4,7 +4,7 @@
 //! Values are ledger items: each is delivered exactly once and dropped
 //! exactly once, or handed back in an error and dropped by its sender.
 //!
-//! Written once for loom, shuttle and std stress (see `harness/mod.rs`);
+//! Written once for loom, shuttle and std stress (see `check/src/lib.rs`);
 //! the std stress test at the bottom runs 8 senders and 4 workers.
 
 use std::future::Future;
@@ -1307,7 +1307,7 @@ fn stress_std_8_senders_4_workers() {
 // Generated scenarios, checked against the specification.
 
 /// The keyed channel as generated scenarios see it
-/// (`harness/scenario.rs`), in either flavour: capacity 2, keys from
+/// (`check/src/scenario.rs`), in either flavour: capacity 2, keys from
 /// {0, 1, 2} (zero to two per message, so most conflict). Thread 1
 /// receives (it owns the receiver) and releases what it holds; the
 /// messages the main thread received in the initial part go to the other
@@ -1828,7 +1828,7 @@ fn keyed_rules(mut scenario: Scenario<KeyedOp>, sync: bool) -> Scenario<KeyedOp>
     scenario
 }
 
-/// Generated scenarios of the sync flavour (`harness/scenario.rs`): a
+/// Generated scenarios of the sync flavour (`check/src/scenario.rs`): a
 /// receiver thread, 1 or 2 worker threads sending and releasing what the
 /// initial part received, hand-offs between them; every execution's
 /// history checked against `specs/keyed.rs` (exclusion, per-key order in

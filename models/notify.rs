@@ -6,7 +6,7 @@
 //! one stored permit, a waiter dropped or registered while `notify_waiters`
 //! runs, re-entrant and panicking wakers, and `OwnedNotified`.
 //!
-//! Written once for loom, shuttle and std stress (see `harness/mod.rs`).
+//! Written once for loom, shuttle and std stress (see `check/src/lib.rs`).
 //! Futures are polled by hand with counting wakers, or driven by
 //! `modelsync::block_on` (modelled in `models/block_on.rs`). Model builds
 //! use a `notify_waiters` wake batch of 2, so three waiters cross a batch
@@ -1167,7 +1167,7 @@ fn notify_finds_the_last_waiter_gone() {
 // ---------------------------------------------------------------------
 // Generated scenarios, checked against the specification.
 
-/// `Notify` as generated scenarios see it (`harness/scenario.rs`). Each
+/// `Notify` as generated scenarios see it (`check/src/scenario.rs`). Each
 /// thread creates, polls, enables, waits for and drops futures of its own
 /// (`notified_owned`: a scenario keeps its futures between operations, so
 /// they own their `Notify`; `Notified` is the same waiter inside), and any
@@ -1437,7 +1437,7 @@ impl Subject for NotifySubject {
 
 /// Generated scenarios of 2 or 3 threads creating, polling, enabling,
 /// waiting for and dropping futures while others notify
-/// (`harness/scenario.rs`); every execution's history checked against
+/// (`check/src/scenario.rs`); every execution's history checked against
 /// `specs/notify.rs` (one permit, FIFO and LIFO among registered waiters,
 /// `notify_waiters` as a snapshot, forwarding on drop).
 ///
@@ -1448,7 +1448,7 @@ fn generated_scenarios() {
 }
 
 /// Small generated scenarios, each explored completely under loom (weak
-/// memory and the real-time pass; `harness/scenario.rs`,
+/// memory and the real-time pass; `check/src/scenario.rs`,
 /// `generated_complete`): two threads on futures the initial part may
 /// have registered for them, every history checked against
 /// `specs/notify.rs`.

@@ -7,7 +7,7 @@
 //! scenarios, bounded and complete, every history checked against
 //! `specs/oneshot.rs`.
 //!
-//! Written once for loom, shuttle and std stress (see `harness/mod.rs`).
+//! Written once for loom, shuttle and std stress (see `check/src/lib.rs`).
 //! Futures are driven by `modelsync::block_on` (itself modelled in
 //! `models/block_on.rs`) or polled by hand with a counting waker.
 
@@ -669,7 +669,7 @@ fn is_empty_races_send() {
 // ---------------------------------------------------------------------
 // Generated scenarios, checked against the specification.
 
-/// The channel as generated scenarios see it (`harness/scenario.rs`):
+/// The channel as generated scenarios see it (`check/src/scenario.rs`):
 /// thread 1 owns the sender, thread 2 the receiver; the initial and final
 /// parts may use either end. An operation on an end already consumed is
 /// skipped, and so is awaiting a receiver that completed (a panic, O-5).
@@ -967,7 +967,7 @@ impl Subject for OneshotChannel {
     }
 }
 
-/// Generated scenarios of both ends (`harness/scenario.rs`): the sender's
+/// Generated scenarios of both ends (`check/src/scenario.rs`): the sender's
 /// operations on one thread, the receiver's on another, with initial and
 /// final parts and hand-offs; every execution's history checked against
 /// `specs/oneshot.rs` (a value is received iff sent, `try_recv` finds a

@@ -1,6 +1,6 @@
 //! Models of the parker (`src/park.rs`).
 //!
-//! Written once for loom, shuttle and std stress (see `harness/mod.rs`).
+//! Written once for loom, shuttle and std stress (see `check/src/lib.rs`).
 //! loom and shuttle do not model time, so no model relies on a timeout.
 
 use crate::harness::recorder::{Recorder, ThreadRecorder};
@@ -166,7 +166,7 @@ fn ping_pong_rounds() {
 // ---------------------------------------------------------------------
 // Generated scenarios, checked against the specification.
 
-/// The parker as generated scenarios see it (`harness/scenario.rs`):
+/// The parker as generated scenarios see it (`check/src/scenario.rs`):
 /// thread 1 owns the `Parker` (it parks, at most once per scenario, and
 /// may unpark itself); the other threads hold `Unparker`s and unpark at
 /// least once each, so that the park always ends (`park` cannot be given
@@ -389,7 +389,7 @@ impl Subject for ParkSubject {
 
 /// Generated scenarios: the owner parks at most once, asks for the
 /// permit and unparks itself, while 1 or 2 threads unpark
-/// (`harness/scenario.rs`); every execution's history checked against
+/// (`check/src/scenario.rs`); every execution's history checked against
 /// `specs/park.rs` (one permit, a park ends only by consuming it).
 ///
 /// Checks: P-1, P-2, P-3, P-4.

@@ -3,7 +3,7 @@
 //! Each `#[test]` is one scenario written once: under `--cfg loom` it is
 //! explored exhaustively within the preemption bound, under `--cfg shuttle`
 //! with random and PCT schedules, and under plain `cargo test` it is a
-//! repeated stress run on real threads (see `harness/mod.rs`). Every
+//! repeated stress run on real threads (see `check/src/lib.rs`). Every
 //! scenario checks identity through a [`Ledger`]: each item delivered
 //! exactly once and dropped exactly once. Each names the invariants of
 //! VERIFICATION.md it checks in a `Checks:` line.
@@ -864,7 +864,7 @@ fn stress_std_100k_items() {
 // ---------------------------------------------------------------------
 // Generated scenarios, checked against the specification.
 
-/// The run queue as generated scenarios see it (`harness/scenario.rs`):
+/// The run queue as generated scenarios see it (`check/src/scenario.rs`):
 /// one ring of capacity 2 per thread (ring `t - 1` owned by thread `t`),
 /// which its owner pushes into (overflowing into the shared inject queue),
 /// pops from and steals into from the other rings, and the inject queue,
@@ -1058,7 +1058,7 @@ impl<const RING_CAP: usize, const START: u32> Subject for QueueSubject<RING_CAP,
 
 /// Generated scenarios of 2 or 3 owners pushing, popping and stealing
 /// from each other's rings of capacity 2, with the inject queue between
-/// them (`harness/scenario.rs`); every execution's history checked against
+/// them (`check/src/scenario.rs`); every execution's history checked against
 /// `specs/queue.rs` (a steal takes at least one and at most half, in
 /// order; overflow moves the oldest half then the item; pops are FIFO;
 /// every item delivered at most once and dropped once).
@@ -1093,7 +1093,7 @@ fn complete_scenarios() {
 }
 
 // ---------------------------------------------------------------------
-// Every scenario of a scope (`models/harness/scope.rs`).
+// Every scenario of a scope (`check/src/scope.rs`).
 
 /// The scope's queues: two rings of capacity 4 whose counters start two
 /// steps below the `u32` wrap, so that every regime but the empty one

@@ -8,7 +8,7 @@
 //! - the whole runtime (tokio's scheduler models, by what they check), with
 //!   one or two workers and a handful of tasks.
 //!
-//! Written once for loom, shuttle and std stress (see `harness/mod.rs`).
+//! Written once for loom, shuttle and std stress (see `check/src/lib.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -1312,15 +1312,17 @@ fn random_mix_at_scale() {
 // ---------------------------------------------------------------------
 // Generated scenarios, checked against the specification.
 
-/// The runtime as generated scenarios see it (`harness/scenario.rs`): each
+/// The runtime as generated scenarios see it (`check/src/scenario.rs`): each
 /// part of a scenario spawns tasks and uses their `JoinHandle`s (abort,
 /// `is_finished`, join by `block_on`), while the runtime's worker runs the
 /// tasks. A handle stays with the part that spawned it (it is not `Clone`,
 /// and this runtime has no `AbortHandle`); the final part holds every
 /// handle not joined yet. Task `n` is the scenario's `n`-th spawn and
 /// returns ledger item `n` (or panics).
+#[cfg_attr(loom, allow(dead_code))] // only `generated_scenarios` uses it, not under loom
 struct RuntimeSubject;
 
+#[cfg_attr(loom, allow(dead_code))] // only `generated_scenarios` uses it, not under loom
 #[derive(Clone, Debug, PartialEq)]
 enum TaskOp {
     /// Spawns task `task`, whose future yields `yields` times, then
@@ -1337,6 +1339,7 @@ enum TaskOp {
 }
 
 /// What a part holds: the runtime, and the handles of its tasks.
+#[cfg_attr(loom, allow(dead_code))] // only `generated_scenarios` uses it, not under loom
 struct Tasks {
     rt: std::sync::Arc<Runtime>,
     handles: std::collections::BTreeMap<usize, JoinHandle<Tracked>>,
@@ -1492,6 +1495,7 @@ impl Subject for RuntimeSubject {
 /// post; turns each handle operation's position into the task it names
 /// among the part's live handles (the final part's include every handle
 /// not joined before), or into a spawn where the part has none.
+#[cfg_attr(loom, allow(dead_code))] // only `generated_scenarios` uses it, not under loom
 fn number_tasks(mut scenario: Scenario<TaskOp>) -> Scenario<TaskOp> {
     let mut next = 0;
     let mut number = |ops: &mut Vec<TaskOp>, live: &mut Vec<usize>| {
@@ -1543,7 +1547,7 @@ fn number_tasks(mut scenario: Scenario<TaskOp>) -> Scenario<TaskOp> {
 
 /// Generated scenarios: 2 or 3 threads each spawning tasks (which yield
 /// once or not, return or panic) and aborting, asking `is_finished` of
-/// and joining them, while the worker runs them (`harness/scenario.rs`);
+/// and joining them, while the worker runs them (`check/src/scenario.rs`);
 /// every execution's history checked against `specs/runtime.rs` (task by
 /// task), every item dropped once and delivered at most once.
 ///

@@ -1,5 +1,5 @@
-//! The history checker (`models/harness/linearizability.rs`) and the
-//! recorder's precedence (`models/harness/recorder.rs`) on hand-built
+//! The history checker (`check/src/linearizability.rs`) and the
+//! recorder's precedence (`check/src/recorder.rs`) on hand-built
 //! histories of two small specifications: a FIFO queue (with a blocking
 //! dequeue) and a map of registers (which partitions by key). Linearizable
 //! and not, ones that need backtracking, pending and blocking operations;

@@ -7,8 +7,7 @@
 #![cfg(not(any(loom, shuttle)))]
 
 // The harness's counting waker and ledger observe primitives from outside.
-#[path = "../models/harness/mod.rs"]
-mod harness;
+use modelsync_check as harness;
 mod support;
 /// The primitives' sequential specifications (`specs/<p>.rs`): one per
 /// primitive, shared by the property tests and the history checks.

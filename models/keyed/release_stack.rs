@@ -160,7 +160,7 @@ fn number_pushes_and_close_once(mut scenario: Scenario<StackOp>) -> Scenario<Sta
 }
 
 /// Generated scenarios of the release stack: a taker announcing, taking
-/// and closing while 1 or 2 threads push (`harness/scenario.rs`), loom
+/// and closing while 1 or 2 threads push (`check/src/scenario.rs`), loom
 /// complete for each within its budget, else at the highest bound that
 /// finishes (`release_stack_complete_scenarios` is the complete run);
 /// every history checked against

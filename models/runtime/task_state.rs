@@ -642,7 +642,7 @@ impl Subject for TaskStateSubject {
 /// thread waking, cloning and
 /// dropping its waker, and the `JoinHandle` aborting, polling and
 /// dropping, then shutdown and the last references
-/// (`harness/scenario.rs`); loom complete for each within its budget,
+/// (`check/src/scenario.rs`); loom complete for each within its budget,
 /// else at the highest bound that finishes (three parties: bound 2;
 /// `task_state_complete_scenarios` is the complete run); every transition's
 /// history checked against `specs/task_state.rs` (the count always the

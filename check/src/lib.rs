@@ -1,5 +1,34 @@
-//! The model harness: a scenario is written once and runs under whichever
-//! backend the build selected.
+//! A harness for model-checking concurrent code, extracted from
+//! modelsync's models (where it was `models/harness/`).
+//!
+//! - **One scenario, three backends.** A model is a closure written once
+//!   against the backend's threads and atomics; [`Model::check`] runs it
+//!   under loom (every interleaving, within a preemption bound if one is
+//!   declared, with weak memory), shuttle (random and PCT schedules) or
+//!   std (repetitions on real threads), whichever the build selected
+//!   (`--cfg loom`, `--cfg shuttle`, neither), and fails if an
+//!   interleaving the model declares it exists for ([`Reach`]) was never
+//!   reached.
+//! - **Sequential specifications.** A primitive states its contract as a
+//!   [`linearizability::Spec`]: a sequential state machine, with the
+//!   nondeterminism its contract allows and the reason each such outcome
+//!   needs ([`linearizability::Overlap`]).
+//! - **Linearizability, blocking operations included.** The
+//!   [`recorder`] logs every execution's history (calls, returns, and what
+//!   orders threads), and [`linearizability::check`] searches it for a
+//!   linearization (Wing and Gong's search, with Lowe's memoisation and
+//!   P-compositionality). An operation that blocks is one the
+//!   specification places only where it could return; one left blocked
+//!   when nothing else could run must be one the specification has wait.
+//! - **Generated scenarios and complete scopes.** [`scenario`] draws
+//!   scenarios from a fixed seed and shrinks a failing one to a model to
+//!   paste; [`scope`] enumerates every scenario of a stated scope, from
+//!   each starting regime, deduplicated up to symmetry.
+//! - **Each model in its own process** under loom (`own_process.rs`), and
+//!   **one result line per run**, the same on every machine for loom.
+//!
+//! The sections below are the harness's rules, as modelsync's models use
+//! it (the environment variables keep modelsync's `MODELSYNC_` prefix).
 //!
 //! | build            | what [`Model::check`] does                                          |
 //! |------------------|---------------------------------------------------------------------|
@@ -22,15 +51,17 @@
 //! Under loom, a model whose executions check a history against a
 //! specification (`recorder.rs`) runs twice: with loom's weak memory, its
 //! history ordered by happens-before; then again, the real-time pass, with
-//! every atomic access a read-modify-write (`src/sync/loom.rs`), so that
-//! every read takes the latest value and its history is ordered by real
-//! time. The line ends with the second run's counts
-//! (`real_time_pass[preemption_bound=.. executions=.. time=..s
-//! histories_checked=..]`); its reaches are the first run's, which the
-//! harness asserts. In the audit run (`MODELSYNC_EVERY_ACCESS_RMW=1`:
-//! `ci/loom-audit`) every model runs with every access a read-modify-write,
-//! once, and the line says `accesses=all-read-modify-write` before the
-//! bound.
+//! every atomic access of the code under test a read-modify-write (the
+//! switch it registers with [`set_access_mode_hook`]), so that every read
+//! takes the latest value and its history is ordered by real time. The
+//! line ends with the second run's counts (`real_time_pass[preemption_bound=..
+//! executions=.. time=..s histories_checked=..]`); its reaches are the
+//! first run's, which the harness asserts. In the audit run
+//! (`MODELSYNC_EVERY_ACCESS_RMW=1`: `ci/loom-audit`) every model runs with
+//! every access a read-modify-write, once, and the line says
+//! `accesses=all-read-modify-write` before the bound. Without a registered
+//! switch both still run, but change no access, and their lines say so
+//! (see [`set_access_mode_hook`]).
 //!
 //! loom budgets: with `MODELSYNC_LOOM_BUDGET=<secs>` an unbounded run that
 //! does not finish within the budget is reported as out of budget, and the
@@ -61,10 +92,12 @@
 //! Real threads promise no particular interleaving, so under std the counts
 //! are printed but not asserted.
 //!
-//! This file and `ledger.rs` are the only test code that names std's atomics
-//! and locks: they count across executions, outside the model, and must not
-//! add scheduling points to it.
-#![allow(dead_code, unused_macros)] // each target uses a different part
+//! The harness names std's atomics and locks where it counts across
+//! executions or records, outside the model, to which it must add no
+//! scheduling point; the backend's (`sync.rs`) only where it is part of the
+//! model (a scenario's threads and hand-offs).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod handoff;
 mod ledger;
@@ -73,13 +106,12 @@ mod own_process;
 pub mod recorder;
 pub mod scenario;
 pub mod scope;
+mod sync;
 mod wakers;
 
-#[allow(unused_imports)] // not every target hands off plain values
 pub use handoff::Handoff;
-
-#[allow(unused_imports)] // not every target tracks items
 pub use ledger::{Ledger, Tracked};
+pub use wakers::{counting_waker, WakeCount};
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
@@ -89,20 +121,18 @@ use std::time::Duration;
 use std::time::Instant;
 
 /// Starts a [`Model`] named after the enclosing test: `queue::basic` for
-/// `fn basic` in `models/queue.rs`. Call it in the test function's body.
+/// `fn basic` in module `queue` of a test target. Call it in the test
+/// function's body.
+#[macro_export]
 macro_rules! model {
     () => {{
         fn here() {}
-        $crate::harness::Model::new($crate::harness::test_name_of(::std::any::type_name_of_val(
-            &here,
-        )))
+        $crate::Model::new($crate::test_name_of(::std::any::type_name_of_val(&here)))
     }};
 }
-#[allow(unused_imports)] // the proptests target includes the harness too
-pub(crate) use model;
 
 /// `models::queue::basic::here` -> `queue::basic`: drops the crate (the
-/// test target) and the marker function.
+/// test target) and the marker function. What [`model!`] names a model by.
 pub fn test_name_of(marker_path: &str) -> String {
     let parts: Vec<&str> = marker_path.split("::").collect();
     assert!(
@@ -120,6 +150,8 @@ pub struct Reach {
 }
 
 impl Reach {
+    /// A counter, at zero, for the interleaving `name` (as the result line
+    /// prints it).
     pub fn new(name: &'static str) -> Self {
         Reach {
             name,
@@ -140,6 +172,7 @@ impl Reach {
         cond
     }
 
+    /// How many executions reached the interleaving so far.
     pub fn count(&self) -> usize {
         self.hits.load(Relaxed)
     }
@@ -186,10 +219,12 @@ impl Counters {
 pub struct Flag(Arc<AtomicBool>);
 
 impl Flag {
+    /// Raises the flag.
     pub fn set(&self) {
         self.0.store(true, Relaxed);
     }
 
+    /// Whether the flag was raised.
     pub fn get(&self) -> bool {
         self.0.load(Relaxed)
     }
@@ -205,10 +240,12 @@ impl Flag {
 pub struct Tally(Arc<AtomicUsize>);
 
 impl Tally {
+    /// Counts one more.
     pub fn add_one(&self) {
         self.0.fetch_add(1, Relaxed);
     }
 
+    /// The count so far.
     pub fn get(&self) -> usize {
         self.0.load(Relaxed)
     }
@@ -278,6 +315,8 @@ pub fn nightly_tier_runs() -> bool {
 }
 
 impl Model {
+    /// A model named `name` (what [`model!`] derives): no declared
+    /// interleaving, no bound, in the main job's tier.
     pub fn new(name: String) -> Self {
         // libtest runs each test on a thread named after it: the derived
         // name must be the one `cargo test` filters on.
@@ -378,10 +417,10 @@ impl Model {
         extra: &str,
         tail: &str,
     ) {
-        let backend = modelsync::sync::BACKEND;
+        let backend = sync::BACKEND;
         let mut setting = format!("{setting}{extra}");
         if audit_run() {
-            setting = format!("accesses=all-read-modify-write {setting}");
+            setting = format!("{} {setting}", audit_accesses());
         }
         let reached: Vec<String> = counts.iter().map(|(n, c)| format!("{n}={c}")).collect();
         emit(&format!(
@@ -438,7 +477,7 @@ impl Model {
         if audit_run() {
             // The audit run (ci/loom-audit): its lines must not pass for
             // the normal run's.
-            setting = format!("accesses=all-read-modify-write {setting}");
+            setting = format!("{} {setting}", audit_accesses());
         }
         let real_time =
             if cfg!(loom) && !audit_run() && recorder::histories_checked() > checked_before {
@@ -512,7 +551,8 @@ impl Model {
         let executions = counters.executions.load(Relaxed) - first[0];
         counters.restore(&first);
         format!(
-            " real_time_pass[preemption_bound={} executions={executions} time={:.2}s histories_checked={}]",
+            " real_time_pass[{}preemption_bound={} executions={executions} time={:.2}s histories_checked={}]",
+            real_time_pass_accesses(),
             bound.map_or("none".to_string(), |b| b.to_string()),
             start.elapsed().as_secs_f64(),
             recorder::histories_checked() - checked.load(Relaxed)
@@ -555,13 +595,86 @@ pub fn audit_run() -> bool {
 }
 
 /// Makes the loom models this thread runs from now on use every atomic
-/// access as a read-modify-write, or loom's own accesses (`src/sync/loom.rs`).
-/// Nothing under the other backends, whose accesses are never stale.
+/// access as a read-modify-write, or loom's own accesses, through the hook
+/// the code under test registered ([`set_access_mode_hook`]). Nothing
+/// without a hook, and nothing under the other backends, whose accesses
+/// are never stale.
 pub fn set_access_mode(every_access_rmw: bool) {
     #[cfg(loom)]
-    modelsync::sync::set_every_access_rmw(every_access_rmw);
+    if let Some(hook) = ACCESS_MODE_HOOK.get() {
+        (hook.set)(every_access_rmw);
+    }
     #[cfg(not(loom))]
     let _ = every_access_rmw;
+}
+
+/// The code under test's switch of its atomic accesses (see
+/// [`set_access_mode_hook`]).
+#[derive(Clone, Copy)]
+struct AccessModeHook {
+    #[cfg_attr(not(loom), allow(dead_code))] // only loom switches accesses
+    set: fn(bool),
+    current: fn() -> bool,
+}
+
+static ACCESS_MODE_HOOK: std::sync::OnceLock<AccessModeHook> = std::sync::OnceLock::new();
+
+/// Registers the code under test's switch that makes every atomic access
+/// a read-modify-write under loom: `set` turns it on or off for the loom
+/// models the calling OS thread runs from then on, and `current` says
+/// whether it is on for this OS thread (modelsync's are its `sync` module's
+/// `set_every_access_rmw` and `every_access_rmw`).
+/// The harness turns it on for a history-checking model's real-time pass
+/// and for the audit run (`MODELSYNC_EVERY_ACCESS_RMW=1`), and off again
+/// after; the recorder asks `current` which order a history is checked in.
+///
+/// Register it before any model runs (a project's own `model!` wrapper
+/// can, as modelsync's models do). Only the first registration in a
+/// process counts; later ones are ignored, so registering on every model
+/// is harmless. Returns whether this call registered it.
+///
+/// Code under test with no such switch (none registered) still gets a
+/// real-time pass, but one that changes no access: its histories are
+/// checked in happens-before order, as in the first pass, because a read
+/// may still return a stale value, which real-time order would wrongly
+/// reject. Such a pass only repeats the first, and its result line says
+/// so (`real_time_pass[accesses=unchanged(no-access-mode-hook) ...]`, and
+/// `accesses=unchanged(no-access-mode-hook)` for the audit run). Only
+/// loom builds use the hook.
+pub fn set_access_mode_hook(set: fn(bool), current: fn() -> bool) -> bool {
+    ACCESS_MODE_HOOK
+        .set(AccessModeHook { set, current })
+        .is_ok()
+}
+
+/// Whether the loom models this OS thread runs make every atomic access a
+/// read-modify-write: the registered hook's answer (see
+/// [`set_access_mode_hook`]); false without a hook, or outside loom.
+pub fn every_access_rmw() -> bool {
+    if !cfg!(loom) {
+        return false;
+    }
+    ACCESS_MODE_HOOK.get().is_some_and(|hook| (hook.current)())
+}
+
+/// How the audit run's result lines describe its accesses.
+fn audit_accesses() -> &'static str {
+    if ACCESS_MODE_HOOK.get().is_some() {
+        "accesses=all-read-modify-write"
+    } else {
+        "accesses=unchanged(no-access-mode-hook)"
+    }
+}
+
+/// What a real-time pass's result says before its bound: nothing when the
+/// code under test registered its switch (the pass is what the module
+/// documentation says), else that it changed no access.
+pub(crate) fn real_time_pass_accesses() -> &'static str {
+    if ACCESS_MODE_HOOK.get().is_some() {
+        ""
+    } else {
+        "accesses=unchanged(no-access-mode-hook) "
+    }
 }
 
 /// Prints a result line to stderr and, with `MODELSYNC_REPORT=<file>`,
@@ -580,7 +693,7 @@ fn emit(line: &str) {
 
 /// The build's backend name, as result lines print it.
 pub fn backend_name() -> &'static str {
-    modelsync::sync::BACKEND
+    sync::BACKEND
 }
 
 /// Runs `body` under the build's backend for a generated scenario, or for
@@ -734,7 +847,10 @@ pub fn backend_setting() -> String {
 /// only by overflow checks, which stable Rust cannot test for at compile
 /// time (`cfg(overflow_checks)` is unstable): a build without them fails
 /// every model here instead.
-/// (`models/main.rs` refuses to compile without debug assertions.)
+/// The probe is this crate's code, so it sees this crate's setting: a
+/// per-package profile override that treats this crate and the code under
+/// test differently escapes it. (modelsync's `models/main.rs` also refuses
+/// to compile without debug assertions.)
 fn assert_overflow_checks() {
     if cfg!(not(any(loom, shuttle))) {
         return;
@@ -968,6 +1084,3 @@ fn run(
     }
     ("std", format!("stress_iters={iters}"))
 }
-
-#[allow(unused_imports)] // not every target polls by hand
-pub use wakers::{callback_waker, counting_waker, Callbacks, WakeCount};

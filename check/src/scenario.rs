@@ -27,25 +27,28 @@ use std::sync::{Arc, Mutex};
 use std::task::{Wake, Waker};
 use std::time::Instant;
 
-use modelsync::sync::atomic::{AtomicBool as AtomicFlag, Ordering::*};
-use modelsync::sync::thread;
+use crate::sync::atomic::{AtomicBool as AtomicFlag, Ordering::*};
+use crate::sync::thread;
 use proptest::strategy::BoxedStrategy;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use std::sync::atomic::AtomicBool;
 
-use super::linearizability::Spec;
-use super::recorder::{histories_checked, Recorder, ThreadRecorder};
-use super::{Ledger, Model, Reach};
+use crate::linearizability::Spec;
+use crate::recorder::{histories_checked, Recorder, ThreadRecorder};
+use crate::{Ledger, Model, Reach};
 
 /// A scenario: what the main thread does first, what each thread does
 /// concurrently, what the main thread does after joining them, and the
 /// hand-offs between threads.
 #[derive(Clone, Debug)]
 pub struct Scenario<Op> {
+    /// The main thread's operations before it spawns the others.
     pub init: Vec<Op>,
     /// Thread `t + 1`'s operations (the main thread is thread 0).
     pub threads: Vec<Vec<Op>>,
+    /// The main thread's operations after it joined the others.
     pub post: Vec<Op>,
+    /// The hand-offs between threads (at most one).
     pub handoffs: Vec<Handoff>,
 }
 
@@ -68,8 +71,11 @@ pub struct Scenario<Op> {
 /// never the recorder's (which is outside the model).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handoff {
+    /// (thread, operation index) whose return is waited for.
     pub from: (usize, usize),
+    /// (thread, operation index) called only after it.
     pub to: (usize, usize),
+    /// Whether the wait carries happens-before (see above).
     pub synchronised: bool,
 }
 
@@ -79,8 +85,12 @@ pub struct Handoff {
 /// at most `sizes[1]`, a final part of at most `sizes[2]`.
 #[derive(Clone, Copy, Debug)]
 pub struct Small {
+    /// How many scenarios to draw.
     pub scenarios: u64,
+    /// The most threads of a scenario's concurrent part.
     pub threads: usize,
+    /// The most operations of the initial part, of each thread, and of
+    /// the final part.
     pub sizes: [usize; 3],
 }
 
@@ -107,14 +117,14 @@ pub fn threads_at_most(threads: usize) -> usize {
 /// at the panic themselves.
 struct Abandon<'a> {
     waiter: &'a Waiter,
-    flags: &'a [modelsync::sync::Arc<AtomicFlag>],
+    flags: &'a [crate::sync::Arc<AtomicFlag>],
     handoffs: &'a [Handoff],
     me: usize,
 }
 
 impl Drop for Abandon<'_> {
     fn drop(&mut self) {
-        if !std::thread::panicking() || modelsync::sync::BACKEND != "std" {
+        if !std::thread::panicking() || crate::sync::BACKEND != "std" {
             return;
         }
         for (h, handoff) in self.handoffs.iter().enumerate() {
@@ -307,7 +317,7 @@ impl Waiter {
         self.waiting.threads.lock().unwrap()[self.me] = Some(me);
     }
 
-    /// A waker that wakes this thread (see [`Waiting`]).
+    /// A waker that wakes this thread (see `Waiting`).
     pub fn waker(&self) -> Waker {
         Waker::from(Arc::new(ThreadWaker {
             waiting: self.waiting.clone(),
@@ -419,14 +429,14 @@ impl Waiter {
 pub struct Tokens {
     tokens: Mutex<usize>,
     sleepers: Mutex<Vec<Waker>>,
-    carrier: Option<modelsync::sync::atomic::AtomicUsize>,
+    carrier: Option<crate::sync::atomic::AtomicUsize>,
 }
 
 impl Tokens {
     /// Tokens that carry happens-before from giver to taker.
     pub fn carrying() -> Self {
         Tokens {
-            carrier: Some(modelsync::sync::atomic::AtomicUsize::new(0)),
+            carrier: Some(crate::sync::atomic::AtomicUsize::new(0)),
             ..Tokens::default()
         }
     }
@@ -549,10 +559,10 @@ pub fn execute<P: Subject>(scenario: &Arc<Scenario<P::Op>>, record: bool) -> boo
     }
     // Index 0 unused: the threads are numbered from 1.
     let waiting = Waiting::new(scenario.threads.len() + 1, scenario.threads.len());
-    let flags: Vec<modelsync::sync::Arc<AtomicFlag>> = scenario
+    let flags: Vec<crate::sync::Arc<AtomicFlag>> = scenario
         .handoffs
         .iter()
-        .map(|_| modelsync::sync::Arc::new(AtomicFlag::new(false)))
+        .map(|_| crate::sync::Arc::new(AtomicFlag::new(false)))
         .collect();
     let mut running = Vec::new();
     for t in 1..=scenario.threads.len() {
@@ -655,6 +665,11 @@ impl<Op> Scenario<Op> {
         self.ops().count()
     }
 
+    /// Whether it has no operation at all.
+    pub fn is_empty(&self) -> bool {
+        self.ops().next().is_none()
+    }
+
     /// This scenario as a model for `models/<p>.rs`, named `name`.
     pub fn as_model<P: Subject<Op = Op>>(&self, name: &str, note: &str) -> String {
         let list = |ops: &[Op], indent: &str| -> String {
@@ -714,7 +729,7 @@ pub fn executions_of<P: Subject>(
     scenario: &Arc<Scenario<P::Op>>,
     record: bool,
 ) -> (usize, Option<usize>) {
-    crate::harness::set_access_mode(crate::harness::audit_run());
+    crate::set_access_mode(crate::audit_run());
     let executions = Arc::new(AtomicUsize::new(0));
     let body = {
         let (scenario, executions) = (scenario.clone(), executions.clone());
@@ -723,9 +738,9 @@ pub fn executions_of<P: Subject>(
             execute::<P>(&scenario, record);
         }) as Arc<dyn Fn() + Send + Sync>
     };
-    let bound = crate::harness::explore_within(
+    let bound = crate::explore_within(
         body,
-        crate::harness::execution_budget(),
+        crate::execution_budget(),
         || executions.store(0, SeqCst),
         None,
     );
@@ -790,6 +805,7 @@ impl Ran {
     /// A run of `executions` executions of one scenario outside loom (a
     /// PCT run: `scope::every_scenario_complete_or_bounded`), `reordered`
     /// of them reordering its calls, every history checked.
+    #[cfg_attr(not(shuttle), allow(dead_code))] // PCT is shuttle's
     pub(super) fn from_runs(
         executions: usize,
         reordered: usize,
@@ -900,7 +916,7 @@ fn run_generated<P: Subject>(model: Model, small: Option<Small>) {
         ),
         None => (
             scenario_count::<P>(),
-            crate::harness::execution_budget(),
+            crate::execution_budget(),
             scenario_seed(P::NAME),
         ),
     };
@@ -964,7 +980,7 @@ fn run_generated<P: Subject>(model: Model, small: Option<Small>) {
         0 => String::new(),
         n => format!(" not_run_for_time={n}"),
     };
-    report_totals::<P>(
+    report_totals(
         model,
         &format!("seed={seed}"),
         &totals,
@@ -982,7 +998,7 @@ fn run_generated<P: Subject>(model: Model, small: Option<Small>) {
 /// operations, summary and passes): `scenarios=.. <setting> complete=..
 /// bounded=.. budget=..` under loom, the backend's setting otherwise; the
 /// reordering and history counts, and `counts`, as its reach.
-pub(super) fn report_totals<P: Subject>(
+pub(super) fn report_totals(
     model: Model,
     setting: &str,
     totals: &[(usize, String, Ran)],
@@ -994,7 +1010,7 @@ pub(super) fn report_totals<P: Subject>(
     let (scenarios, executions, reordered, checked, _) =
         summed(totals.iter().map(|(_, _, r)| &r.first));
     let largest = totals.iter().map(|(ops, _, _)| *ops).max().unwrap_or(0);
-    let setting = match crate::harness::backend_name() {
+    let setting = match crate::backend_name() {
         "loom" => {
             let (scenarios, rest) = scenarios.split_once(' ').unwrap_or((&scenarios, ""));
             format!("{scenarios} {setting} {rest} budget={budget}_executions")
@@ -1004,7 +1020,7 @@ pub(super) fn report_totals<P: Subject>(
         _ => format!(
             "scenarios={} {setting} {}",
             totals.len(),
-            crate::harness::backend_setting()
+            crate::backend_setting()
         ),
     };
     let real_time: Vec<&Pass> = totals
@@ -1016,7 +1032,8 @@ pub(super) fn report_totals<P: Subject>(
     } else {
         let (how, executions, _, checked, secs) = summed(real_time.into_iter());
         format!(
-            " real_time_pass[{how} executions={executions} time={secs:.2}s histories_checked={checked}]"
+            " real_time_pass[{}{how} executions={executions} time={secs:.2}s histories_checked={checked}]",
+            crate::real_time_pass_accesses()
         )
     };
     // One counter the harness asserts, as every model's reach: an
@@ -1041,7 +1058,7 @@ pub(super) fn report_totals<P: Subject>(
 /// A complete run's scenarios that loom did not finish complete (either
 /// pass), under loom with no numeric bound asked for: the run fails.
 pub(super) fn require_complete(name: &str, totals: &[(usize, String, Ran)], budget: usize) {
-    if !cfg!(loom) || crate::harness::bound_asked().is_some() {
+    if !cfg!(loom) || crate::bound_asked().is_some() {
         return;
     }
     let unfinished: Vec<String> = totals
@@ -1090,16 +1107,16 @@ pub(super) fn run_one<P: Subject>(scenario: &Arc<Scenario<P::Op>>, budget: usize
     if std::env::var_os("MODELSYNC_SCENARIO_TRACE").is_some() {
         eprintln!("scenario: {}", scenario.summary());
     }
-    let audit = crate::harness::audit_run();
-    crate::harness::set_access_mode(audit);
+    let audit = crate::audit_run();
+    crate::set_access_mode(audit);
     let first = explore::<P>(scenario, None, budget);
     let real_time = (cfg!(loom) && !audit).then(|| {
-        crate::harness::set_access_mode(true);
+        crate::set_access_mode(true);
         // From where the first pass finished: a scenario too large to
         // finish complete with weak memory is larger still with every
         // access a read-modify-write, which loom's reduction prunes less.
         let pass = explore::<P>(scenario, first.bound, budget);
-        crate::harness::set_access_mode(false);
+        crate::set_access_mode(false);
         pass
     });
     Ran { first, real_time }
@@ -1108,6 +1125,7 @@ pub(super) fn run_one<P: Subject>(scenario: &Arc<Scenario<P::Op>>, budget: usize
 /// What a PCT run of one scenario found out about it: how many
 /// executions ran and the most scheduling steps any took (the `k` of
 /// PCT's bound), and how many of them reordered the calls.
+#[cfg_attr(not(shuttle), allow(dead_code))] // PCT is shuttle's
 pub(super) struct PctRun {
     pub executions: usize,
     pub max_steps: usize,
@@ -1208,7 +1226,7 @@ fn explore<P: Subject>(
             }
         }) as Arc<dyn Fn() + Send + Sync>
     };
-    let bound = crate::harness::explore_within(
+    let bound = crate::explore_within(
         body,
         budget,
         || {

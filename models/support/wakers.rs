@@ -1,28 +1,18 @@
-//! Wakers for polling futures by hand: one that counts its wakes, and one
-//! that runs callbacks when it is cloned, woken or dropped (to check that a
-//! primitive runs no user code under its lock, or survives a waker that
-//! panics). Their counts are [`Tally`]s: they observe the model, they are
+//! A waker that runs callbacks when it is cloned, woken or dropped (to
+//! check that a primitive runs no user code under its lock, or survives a
+//! waker that panics), and counts its wakes in a
+//! [`WakeCount`](crate::harness::WakeCount): it observes the model, it is
 //! not part of it.
+//!
+//! Here rather than in the harness crate (`modelsync-check`, which forbids
+//! `unsafe`): a waker whose every clone and drop runs code needs a
+//! hand-built `RawWaker`; std's `Wake` clones and drops through its `Arc`
+//! alone.
 
 use std::sync::Arc;
-use std::task::{RawWaker, RawWakerVTable, Wake, Waker};
+use std::task::{RawWaker, RawWakerVTable, Waker};
 
-use super::Tally;
-
-/// How many times a waker made here was woken.
-pub type WakeCount = Tally;
-
-/// A waker that counts its wakes.
-pub fn counting_waker() -> (Waker, WakeCount) {
-    struct Counting(WakeCount);
-    impl Wake for Counting {
-        fn wake(self: Arc<Self>) {
-            self.0.add_one();
-        }
-    }
-    let wakes = WakeCount::default();
-    (Waker::from(Arc::new(Counting(wakes.clone()))), wakes)
-}
+use crate::harness::WakeCount;
 
 type Callback = Box<dyn Fn() + Send + Sync>;
 

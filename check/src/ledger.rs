@@ -62,7 +62,7 @@ impl Ledger {
         self.log.lock().unwrap().delivered.clone()
     }
 
-    /// Ids dropped so far. Like [`Flag`](super::Flag), a label for
+    /// Ids dropped so far. Like [`Flag`](crate::Flag), a label for
     /// reachability: under loom and shuttle it reads exactly what the other
     /// threads have done so far.
     pub fn dropped(&self) -> Vec<usize> {
@@ -112,6 +112,7 @@ fn assert_each_once(what: &str, ids: &[usize], items: usize) {
 }
 
 impl Tracked {
+    /// The item's identity, as its ledger knows it.
     pub fn id(&self) -> usize {
         self.id
     }

@@ -12,7 +12,7 @@
 //! |---|---|---|
 //! | shuttle | real time: the recorder's clock | one thread runs at a time, and every access is sequentially consistent: a return earlier on the clock is visible to every later call |
 //! | std (real threads) | real time: the recorder's clock | the clock is a `SeqCst` read-modify-write at every call and return, so a return earlier on it happens-before every later call |
-//! | loom, every access a read-modify-write (`modelsync::sync::set_every_access_rmw`: the real-time pass of every history-checking model, and the audit run) | real time: the recorder's clock | every atomic access is a read-modify-write, which reads the latest value: no access reads a value older than one the clock says was written before |
+//! | loom, every access a read-modify-write (the code under test's switch, [`set_access_mode_hook`](crate::set_access_mode_hook): the real-time pass of every history-checking model, and the audit run) | real time: the recorder's clock | every atomic access is a read-modify-write, which reads the latest value: no access reads a value older than one the clock says was written before |
 //! | loom, weak memory (the normal pass) | happens-before the recorder can see: program order, spawn and join, and the scenario's hand-offs; and real time into the operations whose contract promises real time (`Spec::real_time`) | loom's weak memory lets a load read a value that an earlier (on the clock) store has already replaced, when nothing orders the two: real time would call such a run non-linearizable though no thread could tell, unless the contract promises the answer in real time, as on hardware with store buffers such a read is a stale one |
 //!
 //! Under loom's weak memory the clock still orders the printed history;
@@ -24,7 +24,7 @@
 //! that returned before it was called, on the schedule loom ran, comes
 //! before it.
 //! So every loom model that checks a history runs twice
-//! (`harness::Model::check`, `scenario::generated`): with weak memory and
+//! (`Model::check`, `scenario::generated`): with weak memory and
 //! happens-before, which finds what a missing ordering breaks, and with
 //! every access a read-modify-write and real time, which finds every
 //! real-time promise a logic mistake breaks, in every interleaving the
@@ -39,14 +39,14 @@
 //! recorded just before the operation's first access and a return just
 //! after its last, with no scheduling point in between, so under loom and
 //! shuttle the clock gives the order of the operations' accesses.
-//! `harness::recording_changes_no_execution` runs a scenario with and
-//! without recording and compares the executions.
+//! modelsync's `oneshot::recording_changes_no_execution` runs a scenario
+//! with and without recording and compares the executions.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
-use super::linearizability::{check, History, Operation, Spec, MAX_OPERATIONS};
+use crate::linearizability::{check, History, Operation, Spec, MAX_OPERATIONS};
 
 /// What "before" means in a history (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,10 +61,12 @@ pub enum Precedence {
 
 /// The precedence of the history this thread records now (see the module
 /// documentation): under loom it follows the access mode the model runs
-/// in, which `loom::model`'s one OS thread shares with its checks.
+/// in, which `loom::model`'s one OS thread shares with its checks. Without
+/// a registered switch ([`set_access_mode_hook`](crate::set_access_mode_hook))
+/// no access is ever a read-modify-write, so a loom history is always
+/// ordered by happens-before.
 pub fn precedence() -> Precedence {
-    #[cfg(loom)]
-    if !modelsync::sync::every_access_rmw() {
+    if cfg!(loom) && !crate::every_access_rmw() {
         return Precedence::HappensBefore;
     }
     Precedence::RealTime
@@ -462,7 +464,7 @@ impl<S: Spec> ThreadRecorder<S> {
 /// A thread spawned with [`ThreadRecorder::spawn`]: joining it records the
 /// join.
 pub struct Spawned<S: Spec, T> {
-    handle: modelsync::sync::thread::JoinHandle<T>,
+    handle: crate::sync::thread::JoinHandle<T>,
     parent: ThreadRecorder<S>,
     child: usize,
 }
@@ -496,7 +498,7 @@ where
             thread: child,
         };
         Spawned {
-            handle: modelsync::sync::thread::spawn(move || f(rec)),
+            handle: crate::sync::thread::spawn(move || f(rec)),
             parent: self.clone(),
             child,
         }

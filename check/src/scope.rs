@@ -31,8 +31,8 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::scenario::{self, Scenario, Subject};
-use super::Model;
+use crate::scenario::{self, Scenario, Subject};
+use crate::Model;
 
 /// A situation of a component's internal state that a concurrent part
 /// starts from, and the sequential prefix that reaches it.
@@ -220,9 +220,9 @@ fn has_independent_thread<P: Subject>(threads: &[Vec<P::Op>]) -> bool {
 /// The scope's scenarios: (how many it holds, how many the contract left
 /// out, those left after symmetry, each with the index of its regime).
 /// With `real_time_orders`, each held scenario counts once, and the
-/// scenarios left include its real-time orders (see [`orders`]). With
+/// scenarios left include its real-time orders (see `orders`). With
 /// `commuting_cut` (one-size-up scopes), a scenario with a thread
-/// independent of the others is left out too ([`has_independent_thread`]);
+/// independent of the others is left out too (`has_independent_thread`);
 /// the fourth count says how many.
 pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::Op>) {
     let (held, refused, left, _) = enumerate_with(scope, Cuts::Symmetry);
@@ -239,8 +239,11 @@ pub fn enumerate<P: Subject>(scope: &Scope<P>) -> (usize, usize, Enumerated<P::O
 /// and checked to lose nothing (the scope's verdict is the same).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Cuts {
+    /// Every held scenario, in every real-time order.
     None,
+    /// One scenario of each class equal up to symmetry.
     Symmetry,
+    /// Symmetry, and commuting threads where they apply.
     All,
 }
 
@@ -635,7 +638,7 @@ fn run_scope<P: Subject>(model: Model, scope: Scope<P>, claim: Claim) {
     } else {
         String::new()
     };
-    scenario::report_totals::<P>(model, &shape, &totals, budget, start, &counts, &extra);
+    scenario::report_totals(model, &shape, &totals, budget, start, &counts, &extra);
     if claim == Claim::Complete {
         scenario::require_complete(&name, &totals, budget);
     }

@@ -149,7 +149,9 @@ pub trait Spec: Clone + Eq + Hash + Debug {
 /// of. `by` sees the other operation and what it returned (`None`: it
 /// never returned). `what` names it for a failure's printout.
 pub struct Overlap<Op, Ret> {
+    /// The reason's name, for a failure's printout.
     pub what: String,
+    /// Whether another operation (with its return) is the reason.
     pub by: Box<OverlapTest<Op, Ret>>,
 }
 
@@ -158,6 +160,7 @@ pub struct Overlap<Op, Ret> {
 pub type OverlapTest<Op, Ret> = dyn Fn(&Op, Option<&Ret>) -> bool;
 
 impl<Op, Ret> Overlap<Op, Ret> {
+    /// The reason `what`, given by any operation for which `by` holds.
     pub fn new(what: impl Into<String>, by: impl Fn(&Op, Option<&Ret>) -> bool + 'static) -> Self {
         Overlap {
             what: what.into(),
@@ -171,6 +174,7 @@ impl<Op, Ret> Overlap<Op, Ret> {
 pub struct Operation<S: Spec> {
     /// Which thread ran it: a column of the printed history.
     pub thread: usize,
+    /// The operation, with its arguments.
     pub op: S::Op,
     /// `None`: it never returned (blocked when the run ended, or
     /// cancelled).
@@ -178,6 +182,7 @@ pub struct Operation<S: Spec> {
     /// When it was called and when it returned, on the recorder's clock:
     /// for printing, and for real-time precedence.
     pub called: u64,
+    /// `None`: it never returned.
     pub returned: Option<u64>,
     /// `Some(i)`: not an operation but a give-up check. Operation `i`,
     /// blocked, was given up at this moment because every other thread
@@ -196,7 +201,9 @@ pub const MAX_OPERATIONS: usize = 128;
 /// must keep.
 #[derive(Clone, Debug)]
 pub struct History<S: Spec> {
+    /// The specification's state before the first operation.
     pub initial: S,
+    /// The operations; `before` and a linearization name them by index.
     pub ops: Vec<Operation<S>>,
     /// For each operation, the set of operations that must come before it.
     pub before: Vec<u128>,
@@ -360,10 +367,12 @@ pub struct Linearization(pub Vec<usize>);
 /// Why a history is not linearizable, with what it takes to see it.
 #[derive(Clone)]
 pub struct Failure<S: Spec> {
+    /// The history that has no linearization.
     pub history: History<S>,
     /// The longest sequence of operations the search could place, in
     /// order, and the state it left.
     pub prefix: Vec<usize>,
+    /// The specification's state after that prefix.
     pub state: S,
     /// The operations that were candidates after that prefix, none of
     /// which could be placed: each with the returns the specification
