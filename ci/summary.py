@@ -470,7 +470,7 @@ def summary(text, by_test, by_id):
     not_run = sorted(e.test.name for e in loom if e.status == NOT_RUN)
     if not_run:
         lines += ["", "Nightly loom models not yet run, so with no status (each entry says "
-                      "why): " + ", ".join(f"`{n}`" for n in not_run) + "."]
+                      "why):", ""] + [f"- `{n}`" for n in not_run]
     lines += [
         "",
         "Bugs the models must catch ([mutants/REPORT.md](mutants/REPORT.md); logic mutants: "
