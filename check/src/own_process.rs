@@ -50,7 +50,15 @@ pub fn runs_here(name: &str) -> bool {
     HANDED_OVER.with(|h| *h.borrow_mut() = Some(name.to_string()));
     let exe = std::env::current_exe().expect("the test binary's path");
     let out = Command::new(exe)
-        .args(["--exact", name, "--test-threads=1", "--nocapture"])
+        // `--include-ignored`: a test run only when asked (`--ignored`)
+        // was asked for, since it is running; its child must run it too.
+        .args([
+            "--exact",
+            name,
+            "--include-ignored",
+            "--test-threads=1",
+            "--nocapture",
+        ])
         .env("MODELSYNC_LOOM_PROCESS", "child")
         .output()
         .unwrap_or_else(|e| panic!("{name}: cannot start its own process: {e}"));
