@@ -108,10 +108,10 @@ fn increments_linearize() {
 /// linearization, and the check fails, printing that history. Under loom
 /// and shuttle only (on real threads the race may not show in a run), and
 /// only when asked (`-- --ignored`): it fails by design, and CI's
-/// `ci/quick_start` runs it and requires that failure.
+/// `ci/check_crate` runs it and requires that failure.
 #[cfg(any(loom, shuttle))]
 #[test]
-#[ignore = "fails by design: the lost update (ci/quick_start requires the failure)"]
+#[ignore = "fails by design: the lost update (ci/check_crate requires the failure)"]
 fn racy_increments_do_not_linearize() {
     two_increments(
         model!(),
