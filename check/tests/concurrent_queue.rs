@@ -104,7 +104,7 @@ impl Spec for QueueSpec {
         (matches!(op, SpecOp::Push(_)) && *ret == Ret::Push(Err("full")) && !full && !self.closed)
             .then(|| {
                 Overlap::new("a pop that took an item, holding the slot", |op, ret| {
-                    *op == SpecOp::Pop && ret.is_none_or(|r| matches!(r, Ret::Pop(Ok(_))))
+                    *op == SpecOp::Pop && ret.map_or(true, |r| matches!(r, Ret::Pop(Ok(_))))
                 })
             })
     }
