@@ -874,8 +874,9 @@ fn assert_overflow_checks() {
     });
     assert!(
         on,
-        "model builds need overflow checks: the release profile in Cargo.toml keeps them on; \
-         do not override it (e.g. CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS)"
+        "model builds need overflow checks: set `overflow-checks = true` under \
+         `[profile.release]` in the workspace's Cargo.toml (modelsync's does), and do not \
+         override it (e.g. CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS)"
     );
 }
 
