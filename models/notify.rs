@@ -1666,7 +1666,7 @@ fn scope_calling_back_complete() {
 /// the same twelve regimes, then the main thread polls every thread's
 /// future and one of its own. Three calls at once are what two
 /// notifications racing a registration, or a notification racing two
-/// drops of chosen waiters, need. Each scenario complete within the
+/// drops of chosen waiters, need. Each scenario runs with no preemption bound within the
 /// budget, or at the highest preemption bound that finishes for it; under
 /// shuttle, every scenario under PCT. The scope has no symmetry between
 /// its threads (the regimes name thread 1's and thread 2's futures), so
@@ -1764,7 +1764,7 @@ fn scope_three_threads_from_chosen_complete_or_bounded() {
 /// operations each of the same alphabet, from the same twelve regimes.
 /// Two calls on a thread are what a registration followed by its own
 /// drop or waker change, racing a notification, needs. Each scenario
-/// complete within the budget, or at the highest preemption bound that
+/// run with no preemption bound within the budget, or at the highest preemption bound that
 /// finishes for it; under shuttle, every scenario under PCT. No symmetry
 /// between its threads either: four shards of three regimes, as notify-3x1.
 ///

@@ -526,7 +526,7 @@ fn scope_complete() {
 /// The parker's scope one thread up (park-3x2, which holds park-3x1): the
 /// owner with one or two operations, at most one a park, and two
 /// unparking threads, each unparking once or twice, from the same three
-/// regimes; each scenario complete within the budget or at the highest
+/// regimes; each scenario run with no preemption bound within the budget or at the highest
 /// preemption bound that finishes for it. Three at once are what two
 /// unparks racing one park (one permit stored, one wake, P-2) need.
 ///

@@ -1256,7 +1256,7 @@ fn scope_complete() {
 /// into and pop from its ring, steal from either other ring into its own,
 /// push into and pop from the inject queue), from the same seven regimes
 /// (their prefixes on rings 0 and 1; ring 2 starts empty at the wrap);
-/// each scenario complete within the budget or at the highest preemption
+/// each scenario run with no preemption bound within the budget or at the highest preemption
 /// bound that finishes for it. Three at once are what a steal into a ring
 /// that is itself being stolen from needs (tokio's `chained_steal`), and
 /// two steals racing a pop of the ring they share.
@@ -1271,7 +1271,7 @@ fn scope_three_owners_complete_or_bounded() {
 
 /// The nightly's scope of the queue from regime `empty_at_the_wrap`: as
 /// `scope_complete`, one or two operations per thread, each scenario
-/// complete within the budget or at the highest preemption bound that
+/// run with no preemption bound within the budget or at the highest preemption bound that
 /// finishes for it. The nightly's scope is one model per regime: the
 /// whole of it is too long for one model's nightly budget (each shard's
 /// run: verification/queue.md).

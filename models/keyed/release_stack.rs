@@ -359,7 +359,7 @@ fn release_stack_scope_complete() {
 /// operations per thread (the taker closing at most once, and only
 /// pushing after it). Two calls on a thread are what the taker's take or
 /// close right after its announcement, or two pushes in order, racing the
-/// other thread need. Each scenario complete within the budget, or at the
+/// other thread need. Each scenario run with no preemption bound within the budget, or at the
 /// highest preemption bound that finishes for it; under shuttle, every
 /// scenario under PCT.
 ///
@@ -377,7 +377,7 @@ fn release_stack_scope_two_ops_complete_or_bounded() {
 /// operation each, from the six regimes of the head. Two pushers and the
 /// taker at once are what two pushes racing for the announcement (exactly
 /// one wakes the taker) or racing the close (each taken or refused) need.
-/// Each scenario complete within the budget, or at the highest preemption
+/// Each scenario run with no preemption bound within the budget, or at the highest preemption
 /// bound that finishes for it; under shuttle, every scenario under PCT.
 ///
 /// Scope: release-stack-3x1 (the taker with one operation of 4, two interchangeable pushers with one push each, from 6 regimes; scenarios that differ only in their items' names counted once)

@@ -301,7 +301,7 @@ fn room_scope_complete() {
 /// what a sender's view changed by the other sender between its two
 /// looks at `claims`, while a free lands, needs: the shape of the race
 /// the blind bug `keyed-room-full-without-a-second-look` escaped the
-/// two-thread scope by. Each scenario complete within the budget, or at
+/// two-thread scope by. Each scenario run with no preemption bound within the budget, or at
 /// the highest preemption bound that finishes for it; under shuttle,
 /// every scenario under PCT. The nightly runs room-3x1 as three models,
 /// each from some of its regimes: the whole of it is too long for one
@@ -351,7 +351,7 @@ fn room_scope_three_threads_from_counts_wrapped() {
 /// after), a sender with one or two takes, from the five regimes. Two
 /// calls on a thread are what a sender's second take from a view its
 /// first refreshed, or a free followed by a count or a close, racing the
-/// other thread need. Each scenario complete within the budget, or at
+/// other thread need. Each scenario run with no preemption bound within the budget, or at
 /// the highest preemption bound that finishes for it; under shuttle,
 /// every scenario under PCT.
 ///

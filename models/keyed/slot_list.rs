@@ -333,7 +333,7 @@ fn slot_list_scope_complete() {
 /// each, from the nine regimes of the blocks. Two writers and the reader
 /// at once are what two pushes racing for a block's last place and the
 /// next block's install, while the reader pops or announces at the place
-/// one of them writes, need. Each scenario complete within the budget,
+/// one of them writes, need. Each scenario run with no preemption bound within the budget,
 /// or at the highest preemption bound that finishes for it; under
 /// shuttle, every scenario under PCT.
 ///
@@ -354,7 +354,7 @@ fn slot_list_scope_three_threads_complete_or_bounded() {
 /// pushes, from the nine regimes. Two calls on a thread are what a
 /// block's recycling (the reader's second pop) racing a write into it
 /// after its reuse (the writer's install, then its write) needs, the race
-/// slot-list-2x1 cannot hold. Each scenario complete within the budget,
+/// slot-list-2x1 cannot hold. Each scenario run with no preemption bound within the budget,
 /// or at the highest preemption bound that finishes for it; under
 /// shuttle, every scenario under PCT.
 ///

@@ -385,7 +385,7 @@ fn waiting_sync_complete_scenarios() {
 /// send or receive is given up (cancelled) when nothing else can run, and
 /// its give-up check fails the history if the specification lets it
 /// return (a lost wake-up). Two operations per thread do not all finish
-/// complete within the budget (2 of 16 with weak memory, 3 in the
+/// with no preemption bound within the budget (2 of 16 with weak memory, 3 in the
 /// real-time pass, measured 2026-11-27).
 ///
 /// Nightly: the main job's complete run is `keyed::waiting_async_scope_complete`, every
@@ -623,7 +623,7 @@ fn waiting_async_scope_complete() {
 /// operation each, from the seven regimes. Two senders and the receiver
 /// at once are what two sleepers on a full channel and one receive's wake
 /// (which must reach a sender that is still asleep), or a close racing
-/// two sleeping sends, need. Each scenario complete within the budget, or
+/// two sleeping sends, need. Each scenario run with no preemption bound within the budget, or
 /// at the highest preemption bound that finishes for it; under shuttle,
 /// every scenario under PCT.
 ///
@@ -641,7 +641,7 @@ fn waiting_async_scope_three_threads_complete_or_bounded() {
 /// what a poll cancelled and the call after it (a receive whose
 /// announcement its cancelled poll left, a send after a cancelled send
 /// that was chosen for a wake), racing the other thread, need. Each
-/// scenario complete within the budget, or at the highest preemption
+/// scenario run with no preemption bound within the budget, or at the highest preemption
 /// bound that finishes for it; under shuttle, every scenario under PCT.
 ///
 /// Scope: waiting-async-2x2 (the receiver with one or two operations of 3, a sender with one or two of 2, from 7 regimes)
@@ -670,7 +670,7 @@ fn waiting_sync_scope_complete() {
 /// scenarios that cannot all complete left out (`waiting_sync_completes`
 /// counts both senders' sends). Two senders and the receiver at once are
 /// what a sender asleep behind the other sender's value, woken by the
-/// receive or the close, needs. Each scenario complete within the budget,
+/// receive or the close, needs. Each scenario run with no preemption bound within the budget,
 /// or at the highest preemption bound that finishes for it; under
 /// shuttle, every scenario under PCT.
 ///

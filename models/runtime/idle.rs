@@ -473,7 +473,7 @@ fn idle_scope_complete() {
 
 /// The idle counters' scope one call up (idle-2x2): as
 /// `idle_scope_complete`, one or two operations per worker, each scenario
-/// complete within the budget or at the highest preemption bound that
+/// run with no preemption bound within the budget or at the highest preemption bound that
 /// finishes for it. Two calls on a worker are what a search that ends and
 /// a park after it, racing a push, need.
 ///
@@ -488,7 +488,7 @@ fn idle_scope_two_ops_complete_or_bounded() {
 /// The idle counters' scope one worker up (idle-3x1): three workers, one
 /// operation each, from the same eight regimes (the third worker awake
 /// and running in each, or a sleeper of `two_others_asleep`), each
-/// scenario complete within the budget or at the highest preemption bound
+/// scenario run with no preemption bound within the budget or at the highest preemption bound
 /// that finishes for it. Three at once are what two pushes racing the
 /// last searcher's park, or a push racing two workers going to sleep,
 /// need: the half-of-the-workers cap on searchers counts three.

@@ -815,7 +815,7 @@ fn task_state_scope_worker_and_handle_complete() {
 
 /// The task state word's scope one party up (task-state-3x1): the worker,
 /// a waker's holder and the `JoinHandle` at once, one operation each,
-/// from the same nine regimes; each scenario complete within the budget
+/// from the same nine regimes; each scenario run with no preemption bound within the budget
 /// or at the highest preemption bound that finishes for it. Three at once
 /// are what a wake racing an abort racing the poll that completes, or a
 /// handle's drop racing a wake and a completion, need.
